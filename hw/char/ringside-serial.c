@@ -1,0 +1,342 @@
+/*
+ * ringside-serial: an ISA 16550A whose transmitter is a witness.
+ *
+ * The UART itself is QEMU's own SerialState, embedded and driven unchanged,
+ * so the guest sees an ordinary 16550A at the usual ports.  What this device
+ * adds is on the write path: every byte the guest puts into the transmit
+ * holding register is stamped with the virtual and host clocks and the vCPU
+ * that wrote it, and the stamp is sent as a JSON Lines record to a second
+ * chardev ("events").
+ *
+ * The event stream must never lose a record silently.  Records the events
+ * backend cannot take right now are queued (up to a fixed bound) and flushed
+ * from a chardev watch; past the bound they are counted in "events-dropped"
+ * and a "lost" record says how many went missing once the stream drains.
+ *
+ * Copyright (c) 2026 The ringside authors
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+
+#include "qemu/osdep.h"
+#include "qapi/error.h"
+#include "qemu/module.h"
+#include "qemu/timer.h"
+#include "qemu/units.h"
+#include "qemu/log.h"
+#include "chardev/char-fe.h"
+#include "hw/acpi/acpi_aml_interface.h"
+#include "hw/char/serial.h"
+#include "hw/core/cpu.h"
+#include "hw/isa/isa.h"
+#include "hw/qdev-properties.h"
+#include "hw/qdev-properties-system.h"
+#include "migration/vmstate.h"
+#include "qom/object.h"
+#include "trace.h"
+
+#define TYPE_RINGSIDE_SERIAL "ringside-serial"
+OBJECT_DECLARE_SIMPLE_TYPE(RingsideSerialState, RINGSIDE_SERIAL)
+
+/* Version of the JSON Lines schema written to the events chardev. */
+#define RINGSIDE_EVENTS_VERSION 1
+
+/*
+ * Bound on records queued while the events backend is not writable.  At
+ * about 80 bytes a record this holds some 50,000 bytes of console output.
+ */
+#define RINGSIDE_EVENTS_QUEUE_MAX (4 * MiB)
+
+/* Register offsets and bits of the 16550 that this file needs. */
+#define RS_REG_THR      0
+#define RS_LCR_DLAB     0x80
+#define RS_MCR_LOOP     0x10
+
+struct RingsideSerialState {
+    ISADevice parent_obj;
+
+    SerialState serial;
+    MemoryRegion io;
+
+    uint32_t index;
+    uint32_t iobase;
+    uint32_t isairq;
+    CharBackend events;
+
+    /* Records not yet accepted by the events backend. */
+    GByteArray *queue;
+    guint watch_tag;
+    /* Records dropped since the last "lost" record was written. */
+    uint64_t unreported_drops;
+
+    /* Counters, exported read-only as QOM properties. */
+    uint64_t tx_bytes;
+    uint64_t events_written;
+    uint64_t events_dropped;
+};
+
+static void ringside_events_flush(RingsideSerialState *s);
+
+static gboolean ringside_events_writable(void *do_not_use, GIOCondition cond,
+                                         void *opaque)
+{
+    RingsideSerialState *s = opaque;
+
+    s->watch_tag = 0;
+    ringside_events_flush(s);
+    return G_SOURCE_REMOVE;
+}
+
+/*
+ * Push queued bytes to the backend.  A backend that takes nothing (busy
+ * pipe or socket) gets a watch; one that is gone for good (no client on a
+ * listening socket) simply leaves the queue to fill up to its bound, where
+ * drops are counted.
+ */
+static void ringside_events_flush(RingsideSerialState *s)
+{
+    while (s->queue->len) {
+        int n = qemu_chr_fe_write(&s->events, s->queue->data, s->queue->len);
+
+        if (n <= 0) {
+            break;
+        }
+        g_byte_array_remove_range(s->queue, 0, n);
+    }
+    if (s->queue->len && !s->watch_tag) {
+        s->watch_tag = qemu_chr_fe_add_watch(&s->events, G_IO_OUT | G_IO_HUP,
+                                             ringside_events_writable, s);
+    }
+}
+
+static void ringside_events_emit(RingsideSerialState *s, const char *line,
+                                 size_t len)
+{
+    if (s->queue->len + len > RINGSIDE_EVENTS_QUEUE_MAX) {
+        s->events_dropped++;
+        s->unreported_drops++;
+        trace_ringside_serial_event_dropped(s->events_dropped);
+        return;
+    }
+    g_byte_array_append(s->queue, (const guint8 *)line, len);
+    s->events_written++;
+    ringside_events_flush(s);
+}
+
+static void G_GNUC_PRINTF(2, 3)
+ringside_events_printf(RingsideSerialState *s, const char *fmt, ...)
+{
+    char line[256];
+    va_list ap;
+    int len;
+
+    if (!qemu_chr_fe_backend_connected(&s->events)) {
+        return;
+    }
+    if (s->unreported_drops &&
+        s->queue->len + sizeof(line) <= RINGSIDE_EVENTS_QUEUE_MAX) {
+        uint64_t lost = s->unreported_drops;
+
+        s->unreported_drops = 0;
+        len = snprintf(line, sizeof(line),
+                       "{\"v\":%d,\"ev\":\"lost\",\"events\":%" PRIu64 "}\n",
+                       RINGSIDE_EVENTS_VERSION, lost);
+        ringside_events_emit(s, line, len);
+    }
+
+    va_start(ap, fmt);
+    len = vsnprintf(line, sizeof(line), fmt, ap);
+    va_end(ap);
+    assert(len > 0 && len < sizeof(line));
+    ringside_events_emit(s, line, len);
+}
+
+static void ringside_record_tx(RingsideSerialState *s, uint8_t byte)
+{
+    int64_t vt = qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL);
+    int64_t ht = qemu_clock_get_ns(QEMU_CLOCK_HOST);
+    int cpu = current_cpu ? current_cpu->cpu_index : -1;
+    bool loop = s->serial.mcr & RS_MCR_LOOP;
+    uint64_t i = s->tx_bytes++;
+
+    trace_ringside_serial_tx(i, vt, cpu, byte);
+    ringside_events_printf(s,
+                           "{\"v\":%d,\"ev\":\"tx\",\"i\":%" PRIu64
+                           ",\"vt\":%" PRId64 ",\"ht\":%" PRId64
+                           ",\"cpu\":%d,\"b\":%u%s}\n",
+                           RINGSIDE_EVENTS_VERSION, i, vt, ht, cpu, byte,
+                           loop ? ",\"loop\":1" : "");
+}
+
+static uint64_t ringside_serial_read(void *opaque, hwaddr addr, unsigned size)
+{
+    RingsideSerialState *s = opaque;
+
+    return serial_io_ops.read(&s->serial, addr, size);
+}
+
+static void ringside_serial_write(void *opaque, hwaddr addr, uint64_t val,
+                                  unsigned size)
+{
+    RingsideSerialState *s = opaque;
+
+    /* Offset 0 is the divisor latch while DLAB is set, THR otherwise. */
+    if (addr == RS_REG_THR && !(s->serial.lcr & RS_LCR_DLAB)) {
+        ringside_record_tx(s, val);
+    }
+    serial_io_ops.write(&s->serial, addr, val, size);
+}
+
+/* Same access rules as QEMU's 16550: byte-wide, eight registers. */
+static const MemoryRegionOps ringside_serial_io_ops = {
+    .read = ringside_serial_read,
+    .write = ringside_serial_write,
+    .valid = {
+        .unaligned = 1,
+    },
+    .impl = {
+        .min_access_size = 1,
+        .max_access_size = 1,
+    },
+    .endianness = DEVICE_LITTLE_ENDIAN,
+};
+
+static void ringside_serial_realize(DeviceState *dev, Error **errp)
+{
+    RingsideSerialState *s = RINGSIDE_SERIAL(dev);
+    ISADevice *isadev = ISA_DEVICE(dev);
+
+    if (s->isairq >= ISA_NUM_IRQS) {
+        error_setg(errp, "irq %u is not an ISA interrupt (0..%d)",
+                   s->isairq, ISA_NUM_IRQS - 1);
+        return;
+    }
+    if (s->iobase > 0xfff8) {
+        error_setg(errp, "iobase 0x%x leaves no room for 8 registers",
+                   s->iobase);
+        return;
+    }
+
+    s->serial.irq = isa_get_irq(isadev, s->isairq);
+    if (!qdev_realize(DEVICE(&s->serial), NULL, errp)) {
+        return;
+    }
+    qdev_set_legacy_instance_id(dev, s->iobase, 3);
+
+    memory_region_init_io(&s->io, OBJECT(dev), &ringside_serial_io_ops, s,
+                          "ringside-serial", 8);
+    isa_register_ioport(isadev, &s->io, s->iobase);
+
+    ringside_events_printf(s,
+                           "{\"v\":%d,\"ev\":\"start\",\"dev\":\"%s\""
+                           ",\"iobase\":%u,\"irq\":%u}\n",
+                           RINGSIDE_EVENTS_VERSION, TYPE_RINGSIDE_SERIAL,
+                           s->iobase, s->isairq);
+}
+
+static void ringside_serial_unrealize(DeviceState *dev)
+{
+    RingsideSerialState *s = RINGSIDE_SERIAL(dev);
+
+    if (s->watch_tag) {
+        g_source_remove(s->watch_tag);
+        s->watch_tag = 0;
+    }
+    qemu_chr_fe_deinit(&s->events, false);
+    qdev_unrealize(DEVICE(&s->serial));
+}
+
+/* Describe the port in ACPI as a PNP0501 UART, as a COM port would be. */
+static void ringside_serial_build_aml(AcpiDevAmlIf *adev, Aml *scope)
+{
+    RingsideSerialState *s = RINGSIDE_SERIAL(adev);
+    Aml *crs = aml_resource_template();
+    Aml *dev = aml_device("RSC%u", s->index % 10);
+
+    aml_append(crs, aml_io(AML_DECODE16, s->iobase, s->iobase, 0x00, 0x08));
+    aml_append(crs, aml_irq_no_flags(s->isairq));
+    aml_append(dev, aml_name_decl("_HID", aml_eisaid("PNP0501")));
+    aml_append(dev, aml_name_decl("_UID", aml_int(s->index + 1)));
+    aml_append(dev, aml_name_decl("_STA", aml_int(0xf)));
+    aml_append(dev, aml_name_decl("_CRS", crs));
+    aml_append(scope, dev);
+}
+
+static const VMStateDescription vmstate_ringside_serial = {
+    .name = TYPE_RINGSIDE_SERIAL,
+    .version_id = 1,
+    .minimum_version_id = 1,
+    .fields = (VMStateField[]) {
+        VMSTATE_STRUCT(serial, RingsideSerialState, 0, vmstate_serial,
+                       SerialState),
+        VMSTATE_UINT64(tx_bytes, RingsideSerialState),
+        VMSTATE_UINT64(events_written, RingsideSerialState),
+        VMSTATE_UINT64(events_dropped, RingsideSerialState),
+        VMSTATE_END_OF_LIST()
+    }
+};
+
+static Property ringside_serial_properties[] = {
+    DEFINE_PROP_UINT32("index", RingsideSerialState, index, 0),
+    DEFINE_PROP_UINT32("iobase", RingsideSerialState, iobase, 0x3f8),
+    DEFINE_PROP_UINT32("irq", RingsideSerialState, isairq, 4),
+    DEFINE_PROP_CHR("events", RingsideSerialState, events),
+    DEFINE_PROP_END_OF_LIST(),
+};
+
+static void ringside_serial_instance_init(Object *obj)
+{
+    RingsideSerialState *s = RINGSIDE_SERIAL(obj);
+
+    object_initialize_child(obj, "serial", &s->serial, TYPE_SERIAL);
+    /* chardev, baudbase and wakeup are the embedded UART's own. */
+    qdev_alias_all_properties(DEVICE(&s->serial), obj);
+
+    s->queue = g_byte_array_new();
+    object_property_add_uint64_ptr(obj, "tx-bytes", &s->tx_bytes,
+                                   OBJ_PROP_FLAG_READ);
+    object_property_add_uint64_ptr(obj, "events-written", &s->events_written,
+                                   OBJ_PROP_FLAG_READ);
+    object_property_add_uint64_ptr(obj, "events-dropped", &s->events_dropped,
+                                   OBJ_PROP_FLAG_READ);
+}
+
+static void ringside_serial_instance_finalize(Object *obj)
+{
+    RingsideSerialState *s = RINGSIDE_SERIAL(obj);
+
+    g_byte_array_free(s->queue, true);
+}
+
+static void ringside_serial_class_init(ObjectClass *klass, void *data)
+{
+    DeviceClass *dc = DEVICE_CLASS(klass);
+    AcpiDevAmlIfClass *adevc = ACPI_DEV_AML_IF_CLASS(klass);
+
+    dc->desc = "16550A UART that timestamps and reports every transmitted byte";
+    dc->realize = ringside_serial_realize;
+    dc->unrealize = ringside_serial_unrealize;
+    dc->vmsd = &vmstate_ringside_serial;
+    adevc->build_dev_aml = ringside_serial_build_aml;
+    device_class_set_props(dc, ringside_serial_properties);
+    set_bit(DEVICE_CATEGORY_INPUT, dc->categories);
+}
+
+static const TypeInfo ringside_serial_info = {
+    .name = TYPE_RINGSIDE_SERIAL,
+    .parent = TYPE_ISA_DEVICE,
+    .instance_size = sizeof(RingsideSerialState),
+    .instance_init = ringside_serial_instance_init,
+    .instance_finalize = ringside_serial_instance_finalize,
+    .class_init = ringside_serial_class_init,
+    .interfaces = (InterfaceInfo[]) {
+        { TYPE_ACPI_DEV_AML_IF },
+        { },
+    },
+};
+
+static void ringside_serial_register_types(void)
+{
+    type_register_static(&ringside_serial_info);
+}
+
+type_init(ringside_serial_register_types)

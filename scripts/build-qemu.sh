@@ -1,0 +1,121 @@
+#!/usr/bin/env bash
+# Build ringside's QEMU fork: Debian bookworm's QEMU 7.2 source package with
+# Debian's patches, plus ringside's hw/char/ and tests/qtest/ files and the
+# wiring patch in qemu-fork/.  Everything lives in $RINGSIDE_CACHE/qemu; a
+# second run recompiles only what changed.
+#
+# Output: $RINGSIDE_CACHE/qemu/build/qemu-system-x86_64 and the project's
+# qtests in $RINGSIDE_CACHE/qemu/build/tests/qtest/.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+QDIR=$RINGSIDE_CACHE/qemu
+DL=$QDIR/dl
+SRC=$QDIR/src
+BUILD=$QDIR/build
+WIRING=$RINGSIDE_ROOT/qemu-fork/wiring.patch
+QTESTS=(ringside-serial-test)
+FIRMWARE_DIRS=(/usr/share/seabios /usr/share/qemu /usr/lib/ipxe/qemu)
+CONFIGURE_ARGS=(--target-list=x86_64-softmmu --disable-docs --disable-user
+    --disable-tools --disable-werror --without-default-features
+    --enable-tcg --enable-kvm --disable-install-blobs
+    "--firmwarepath=$(IFS=:; echo "${FIRMWARE_DIRS[*]}")")
+
+# apt-get source needs deb-src lines; derive them from the deb lines the
+# machine already uses, so the same archive (or snapshot) serves both.
+ensure_deb_src() {
+    if apt-get indextargets --format '$(CREATED_BY)' 2>/dev/null |
+        grep -qx 'Sources'; then
+        return
+    fi
+    [ "$(id -u)" -eq 0 ] || die "no deb-src entries and not root to add them"
+    local out=/etc/apt/sources.list.d/ringside-deb-src.sources
+    if [ -f /etc/apt/sources.list.d/debian.sources ]; then
+        sed 's/^Types:.*$/Types: deb-src/' \
+            /etc/apt/sources.list.d/debian.sources >"$out"
+    elif [ -f /etc/apt/sources.list ]; then
+        grep '^deb ' /etc/apt/sources.list | sed 's/^deb /deb-src /' \
+            >/etc/apt/sources.list.d/ringside-deb-src.list
+    else
+        die "cannot find Debian's apt sources to derive deb-src entries from"
+    fi
+    apt-get update -qq
+}
+
+stage_begin fetch
+if ! compgen -G "$DL/qemu_*.dsc" >/dev/null; then
+    ensure_deb_src
+    mkdir -p "$DL.tmp"
+    (cd "$DL.tmp" && apt-get source --download-only -qq qemu) ||
+        die "apt-get source qemu failed"
+    rm -rf "$DL" && mv "$DL.tmp" "$DL"
+    stage_end
+else
+    stage_end cached
+fi
+DSC=$(compgen -G "$DL/qemu_*.dsc" | head -n1)
+
+# The tree is disposable: a new source package or wiring patch unpacks it
+# afresh.  The build directory survives; ccache makes that rebuild cheap.
+stage_begin unpack
+stamp=$(content_hash "$DSC" "$WIRING")
+if [ "$(cat "$SRC/.ringside-stamp" 2>/dev/null)" != "$stamp" ]; then
+    rm -rf "$SRC" "$SRC.tmp"
+    dpkg-source --no-check -x "$DSC" "$SRC.tmp" >/dev/null ||
+        die "dpkg-source could not unpack $DSC"
+    patch -s -d "$SRC.tmp" -p1 <"$WIRING" ||
+        die "qemu-fork/wiring.patch does not apply to $(basename "$DSC")"
+    cp "$SRC.tmp/hw/char/trace-events" "$SRC.tmp/hw/char/trace-events.qemu"
+    echo "$stamp" >"$SRC.tmp/.ringside-stamp"
+    mv "$SRC.tmp" "$SRC"
+    stage_end
+else
+    stage_end cached
+fi
+
+stage_begin graft
+changed=0
+for f in "$RINGSIDE_ROOT"/hw/char/*.[ch] "$RINGSIDE_ROOT"/tests/qtest/*.[ch]; do
+    rel=${f#"$RINGSIDE_ROOT"/}
+    install_if_changed "$f" "$SRC/$rel" && changed=$((changed + 1))
+done
+cat "$SRC/hw/char/trace-events.qemu" "$RINGSIDE_ROOT/hw/char/trace-events" \
+    >"$QDIR/trace-events.new"
+install_if_changed "$QDIR/trace-events.new" "$SRC/hw/char/trace-events" &&
+    changed=$((changed + 1))
+stage_end "$changed changed"
+
+stage_begin configure
+cfg_stamp=$(printf '%s\n' "$stamp" "${CONFIGURE_ARGS[@]}" | sha256sum | cut -c1-16)
+if [ "$(cat "$BUILD/.ringside-configured" 2>/dev/null)" != "$cfg_stamp" ]; then
+    rm -rf "$BUILD"
+    mkdir -p "$BUILD"
+    (cd "$BUILD" && "$SRC/configure" "${CONFIGURE_ARGS[@]}" >configure.log 2>&1) ||
+        die "QEMU configure failed, see $BUILD/configure.log"
+    echo "$cfg_stamp" >"$BUILD/.ringside-configured"
+    stage_end
+else
+    stage_end cached
+fi
+
+stage_begin compile
+targets=(qemu-system-x86_64)
+for t in "${QTESTS[@]}"; do
+    targets+=("tests/qtest/$t")
+done
+ninja -C "$BUILD" "${targets[@]}" >"$BUILD/ninja.log" 2>&1 || {
+    grep -E 'error:|FAILED' "$BUILD/ninja.log" | head -20 >&2
+    die "QEMU build failed, see $BUILD/ninja.log"
+}
+stage_end "$(grep -c '^\[' "$BUILD/ninja.log" || true) steps"
+
+# A binary run from the build tree looks for its data files under
+# qemu-bundle/<path>; point those paths at Debian's firmware packages.
+for d in "${FIRMWARE_DIRS[@]}"; do
+    [ -d "$d" ] || die "firmware directory $d is missing (install-deps.sh)"
+    mkdir -p "$BUILD/qemu-bundle$(dirname "$d")"
+    ln -sfn "$d" "$BUILD/qemu-bundle$d"
+done
+
+stage_summary
+echo "$BUILD/qemu-system-x86_64"
