@@ -1,0 +1,7 @@
+/* The ringside subcommands; each takes its own argv (argv[0] = its name). */
+#ifndef RINGSIDE_COMMANDS_H
+#define RINGSIDE_COMMANDS_H
+
+int rs_cmd_run(int argc, char **argv);
+
+#endif

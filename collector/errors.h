@@ -1,0 +1,17 @@
+/* The collector's error domain. */
+#ifndef RINGSIDE_ERRORS_H
+#define RINGSIDE_ERRORS_H
+
+#include <glib.h>
+
+#define RS_ERROR (rs_error_quark())
+GQuark rs_error_quark(void);
+
+typedef enum {
+    RS_ERROR_BAD_INPUT,     /* a file or stream that is not what it claims */
+    RS_ERROR_NOT_FOUND,     /* a kernel, QEMU build or file is missing */
+    RS_ERROR_GUEST,         /* the guest did not do what the case needs */
+    RS_ERROR_TIMEOUT,
+} RsError;
+
+#endif

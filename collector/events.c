@@ -1,0 +1,168 @@
+/* Parsing and checking of ringside-serial's event stream. */
+#include "events.h"
+#include "errors.h"
+
+#include <gio/gio.h>
+#include <json-glib/json-glib.h>
+
+void rs_event_stream_free(RsEventStream *s)
+{
+    if (s) {
+        g_array_unref(s->tx);
+        g_free(s);
+    }
+}
+
+static gboolean member_int(JsonObject *o, const char *name, gint64 min,
+                           gint64 max, gint64 *out)
+{
+    JsonNode *n = json_object_get_member(o, name);
+
+    if (!n || !JSON_NODE_HOLDS_VALUE(n) ||
+        json_node_get_value_type(n) != G_TYPE_INT64) {
+        return FALSE;
+    }
+    *out = json_node_get_int(n);
+    return *out >= min && *out <= max;
+}
+
+static gboolean parse_tx(JsonObject *o, RsTxByte *tx)
+{
+    gint64 i, vt, ht, cpu, b, loop = 0;
+
+    if (!member_int(o, "i", 0, G_MAXINT64, &i) ||
+        !member_int(o, "vt", 0, G_MAXINT64, &vt) ||
+        !member_int(o, "ht", G_MININT64, G_MAXINT64, &ht) ||
+        !member_int(o, "cpu", -1, G_MAXINT32, &cpu) ||
+        !member_int(o, "b", 0, 255, &b)) {
+        return FALSE;
+    }
+    if (json_object_has_member(o, "loop") &&
+        !member_int(o, "loop", 0, 1, &loop)) {
+        return FALSE;
+    }
+    *tx = (RsTxByte) {
+        .index = i, .vt_ns = vt, .ht_ns = ht, .cpu = cpu, .byte = b,
+        .loopback = loop,
+    };
+    return TRUE;
+}
+
+static gboolean parse_line(RsEventStream *s, JsonParser *parser,
+                           const char *line, GError **error)
+{
+    g_autoptr(GError) json_error = NULL;
+    JsonObject *o;
+    const char *ev;
+    gint64 v, n;
+
+    if (!json_parser_load_from_data(parser, line, -1, &json_error)) {
+        g_set_error(error, RS_ERROR, RS_ERROR_BAD_INPUT, "not JSON: %s",
+                    json_error->message);
+        return FALSE;
+    }
+    if (!JSON_NODE_HOLDS_OBJECT(json_parser_get_root(parser))) {
+        g_set_error(error, RS_ERROR, RS_ERROR_BAD_INPUT, "not a JSON object");
+        return FALSE;
+    }
+    o = json_node_get_object(json_parser_get_root(parser));
+    if (!member_int(o, "v", 0, G_MAXINT32, &v)) {
+        g_set_error(error, RS_ERROR, RS_ERROR_BAD_INPUT,
+                    "no schema version \"v\"");
+        return FALSE;
+    }
+    if (v != RS_EVENTS_SCHEMA_VERSION) {
+        g_set_error(error, RS_ERROR, RS_ERROR_BAD_INPUT,
+                    "schema version %" G_GINT64_FORMAT " (this ringside reads "
+                    "version %d)", v, RS_EVENTS_SCHEMA_VERSION);
+        return FALSE;
+    }
+    ev = json_object_get_string_member_with_default(o, "ev", NULL);
+    if (!ev) {
+        g_set_error(error, RS_ERROR, RS_ERROR_BAD_INPUT, "no event type \"ev\"");
+        return FALSE;
+    }
+
+    if (g_str_equal(ev, "tx")) {
+        RsTxByte tx;
+        guint64 expected = s->tx->len ?
+            g_array_index(s->tx, RsTxByte, s->tx->len - 1).index + 1 : 0;
+
+        if (!parse_tx(o, &tx)) {
+            g_set_error(error, RS_ERROR, RS_ERROR_BAD_INPUT,
+                        "malformed \"tx\" record");
+            return FALSE;
+        }
+        if (tx.index < expected) {
+            g_set_error(error, RS_ERROR, RS_ERROR_BAD_INPUT,
+                        "byte index %" G_GUINT64_FORMAT " repeats or goes "
+                        "back (expected %" G_GUINT64_FORMAT ")",
+                        tx.index, expected);
+            return FALSE;
+        }
+        s->index_gaps += tx.index - expected;
+        g_array_append_val(s->tx, tx);
+    } else if (g_str_equal(ev, "lost")) {
+        if (!member_int(o, "events", 1, G_MAXINT64, &n)) {
+            g_set_error(error, RS_ERROR, RS_ERROR_BAD_INPUT,
+                        "malformed \"lost\" record");
+            return FALSE;
+        }
+        s->lost_events += n;
+    } else if (g_str_equal(ev, "start")) {
+        s->saw_start = TRUE;
+    }
+    /* Other event types belong to later schema additions: skip them. */
+    return TRUE;
+}
+
+RsEventStream *rs_event_stream_load(const char *path, GError **error)
+{
+    g_autoptr(GFile) file = g_file_new_for_path(path);
+    g_autoptr(GFileInputStream) fin = NULL;
+    g_autoptr(GDataInputStream) in = NULL;
+    g_autoptr(JsonParser) parser = json_parser_new_immutable();
+    g_autoptr(RsEventStream) s = g_new0(RsEventStream, 1);
+    guint64 lineno = 0;
+
+    s->tx = g_array_new(FALSE, FALSE, sizeof(RsTxByte));
+    fin = g_file_read(file, NULL, error);
+    if (!fin) {
+        return NULL;
+    }
+    in = g_data_input_stream_new(G_INPUT_STREAM(fin));
+    for (;;) {
+        g_autoptr(GError) local = NULL;
+        gsize len;
+        g_autofree char *line = g_data_input_stream_read_line(in, &len, NULL,
+                                                              &local);
+
+        if (local) {
+            g_propagate_error(error, g_steal_pointer(&local));
+            return NULL;
+        }
+        if (!line) {
+            break;
+        }
+        lineno++;
+        if (strlen(line) != len) {
+            g_set_error(error, RS_ERROR, RS_ERROR_BAD_INPUT,
+                        "%s:%" G_GUINT64_FORMAT ": NUL byte in line",
+                        path, lineno);
+            return NULL;
+        }
+        if (!parse_line(s, parser, line, &local)) {
+            g_set_error(error, RS_ERROR, RS_ERROR_BAD_INPUT,
+                        "%s:%" G_GUINT64_FORMAT ": %s", path, lineno,
+                        local->message);
+            return NULL;
+        }
+    }
+    if (lineno && !s->saw_start) {
+        g_set_error(error, RS_ERROR, RS_ERROR_BAD_INPUT,
+                    "%s: no \"start\" record: not a ringside-serial event "
+                    "stream", path);
+        return NULL;
+    }
+    return g_steal_pointer(&s);
+}

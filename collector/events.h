@@ -1,0 +1,34 @@
+/*
+ * Reader for the JSON Lines event stream that ringside-serial writes to its
+ * "events" chardev (schema version 1, documented in README.md).
+ */
+#ifndef RINGSIDE_EVENTS_H
+#define RINGSIDE_EVENTS_H
+
+#include <glib.h>
+#include <stdint.h>
+
+#define RS_EVENTS_SCHEMA_VERSION 1
+
+/* One byte the guest wrote to the transmit holding register. */
+typedef struct {
+    uint64_t index;     /* position in the device's byte count */
+    int64_t vt_ns;      /* guest virtual clock when written */
+    int64_t ht_ns;      /* host clock when written */
+    int cpu;            /* vCPU index, -1 if not written by a vCPU */
+    uint8_t byte;
+    gboolean loopback;  /* written in loopback mode: never on the wire */
+} RsTxByte;
+
+typedef struct {
+    GArray *tx;             /* RsTxByte, in stream order */
+    guint64 lost_events;    /* records the device said it had to drop */
+    guint64 index_gaps;     /* tx indexes missing from the stream */
+    gboolean saw_start;
+} RsEventStream;
+
+RsEventStream *rs_event_stream_load(const char *path, GError **error);
+void rs_event_stream_free(RsEventStream *s);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(RsEventStream, rs_event_stream_free)
+
+#endif

@@ -1,0 +1,47 @@
+/*
+ * Booting a guest under ringside's QEMU fork with ringside-serial as its
+ * console, and waiting for it to end.
+ */
+#ifndef RINGSIDE_GUEST_H
+#define RINGSIDE_GUEST_H
+
+#include <glib.h>
+
+typedef struct {
+    char *qemu;         /* qemu-system-x86_64 of the fork */
+    char *kernel;       /* bzImage */
+    char *initrd;       /* the project's initramfs (may be NULL) */
+    char *case_name;    /* passed to /init as ringside.case= */
+    char *append;       /* extra kernel command line, may be NULL */
+    char *accel;        /* "tcg", "kvm", "kvm:tcg", ... */
+    char *outdir;       /* console.log, events.jsonl, qemu.log go here */
+    int smp;
+    int memory_mib;
+    int timeout_s;
+} RsGuestConfig;
+
+typedef struct {
+    gboolean timed_out;
+    int exit_status;        /* QEMU's exit status, when it exited */
+    double wall_s;          /* from launch to exit (or kill) */
+    char *console_path;
+    char *events_path;
+    char *qemu_log_path;
+} RsGuestResult;
+
+/* Defaults for the paths, from $RINGSIDE_CACHE (or ~/.cache/ringside). */
+char *rs_cache_dir(void);
+void rs_guest_config_defaults(RsGuestConfig *cfg);
+void rs_guest_config_clear(RsGuestConfig *cfg);
+void rs_guest_result_clear(RsGuestResult *res);
+
+/*
+ * Check the inputs exist, run the guest to its end or the timeout.  Fails
+ * (with a one-line reason) if an input is missing or QEMU cannot start; a
+ * timeout is reported in @res, not as an error, so the caller can still
+ * show what was captured.
+ */
+gboolean rs_guest_run(const RsGuestConfig *cfg, RsGuestResult *res,
+                      GError **error);
+
+#endif

@@ -1,0 +1,62 @@
+/* ringside: command dispatch. */
+#include "commands.h"
+#include "errors.h"
+
+#include <glib.h>
+#include <stdio.h>
+#include <string.h>
+
+
+static const struct {
+    const char *name;
+    int (*fn)(int argc, char **argv);
+    const char *summary;
+} commands[] = {
+    { "run", rs_cmd_run,
+      "boot a guest under the QEMU fork, run a case, print the wire" },
+};
+
+static void usage(FILE *f)
+{
+    guint i;
+
+    fprintf(f, "Usage: ringside COMMAND [OPTION...]\n\n"
+            "Check that what a guest kernel logged reached its console.\n\n"
+            "Commands:\n");
+    for (i = 0; i < G_N_ELEMENTS(commands); i++) {
+        fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
+    }
+    fprintf(f, "\n'ringside COMMAND --help' describes a command's options.\n"
+            "  --version  print the version and exit\n");
+}
+
+int main(int argc, char **argv)
+{
+    guint i;
+
+    if (argc < 2) {
+        usage(stderr);
+        return 2;
+    }
+    if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") ||
+        !strcmp(argv[1], "help")) {
+        usage(stdout);
+        return 0;
+    }
+    if (!strcmp(argv[1], "--version")) {
+        printf("ringside %s\n", RINGSIDE_VERSION);
+        return 0;
+    }
+    for (i = 0; i < G_N_ELEMENTS(commands); i++) {
+        if (!strcmp(argv[1], commands[i].name)) {
+            char *prgname = g_strdup_printf("ringside %s", argv[1]);
+
+            g_set_prgname(prgname);
+            g_free(prgname);
+            return commands[i].fn(argc - 1, argv + 1);
+        }
+    }
+    fprintf(stderr, "ringside: unknown command \"%s\" (try ringside --help)\n",
+            argv[1]);
+    return 2;
+}

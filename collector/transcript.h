@@ -1,0 +1,47 @@
+/*
+ * The console transcript: the wire bytes of an event stream assembled into
+ * lines, each with the times and vCPUs that wrote it.
+ */
+#ifndef RINGSIDE_TRANSCRIPT_H
+#define RINGSIDE_TRANSCRIPT_H
+
+#include "events.h"
+
+typedef struct {
+    char *text;             /* without the line end, NUL-terminated */
+    gsize len;
+    int64_t vt_first_ns;    /* virtual time of the first and last byte */
+    int64_t vt_last_ns;
+    int cpu;                /* vCPU of the first byte */
+    gboolean mixed_cpus;    /* bytes came from more than one vCPU */
+    gboolean terminated;    /* ended with '\n' (not cut off) */
+    gboolean has_ts;        /* starts with a printk "[%5lu.%06lu]" stamp */
+    int64_t ts_ns;          /* that stamp, in ns (microsecond precision) */
+} RsLine;
+
+typedef struct {
+    GPtrArray *lines;       /* RsLine */
+    guint64 wire_bytes;     /* bytes that reached the wire */
+    guint64 loopback_bytes; /* bytes written in loopback mode */
+} RsTranscript;
+
+RsTranscript *rs_transcript_build(const RsEventStream *s);
+void rs_transcript_free(RsTranscript *t);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(RsTranscript, rs_transcript_free)
+
+/*
+ * Parse a console line's printk time stamp "[%5lu.%06lu]" (the width is a
+ * minimum: large uptimes print more digits).  Returns FALSE if absent.
+ */
+gboolean rs_parse_printk_ts(const char *text, gsize len, int64_t *ts_ns);
+
+/*
+ * Wire latency of the last time-stamped line: (virtual time of its last
+ * byte - its printk stamp), minus the smallest such difference of any
+ * line.  The guest clock and QEMU's virtual clock have different origins,
+ * so this is latency relative to the quickest line, not absolute.  Returns
+ * FALSE when no line carries a stamp.
+ */
+gboolean rs_transcript_last_latency(const RsTranscript *t, int64_t *ns);
+
+#endif

@@ -1,0 +1,199 @@
+/*
+ * Unit tests for the collector's event stream reader and line assembly,
+ * on event files written the way ringside-serial writes them.
+ */
+#include "errors.h"
+#include "events.h"
+#include "transcript.h"
+
+#include <gio/gio.h>
+#include <glib/gstdio.h>
+#include <string.h>
+#include <unistd.h>
+
+static char *write_events(const char *text)
+{
+    g_autoptr(GError) err = NULL;
+    char *path = NULL;
+    int fd = g_file_open_tmp("ringside-events-XXXXXX", &path, &err);
+
+    g_assert_no_error(err);
+    g_assert_true(g_file_set_contents(path, text, -1, &err));
+    g_assert_no_error(err);
+    close(fd);
+    return path;
+}
+
+/* Events for @s as written by cpu @cpu from virtual time @vt, 10 ns apart. */
+static void append_tx(GString *out, guint64 *i, int64_t vt, int cpu,
+                      const char *s)
+{
+    for (; *s; s++, vt += 10) {
+        g_string_append_printf(out, "{\"v\":1,\"ev\":\"tx\",\"i\":%"
+                               G_GUINT64_FORMAT ",\"vt\":%" G_GINT64_FORMAT
+                               ",\"ht\":5,\"cpu\":%d,\"b\":%u}\n",
+                               (*i)++, vt, cpu, (guint8)*s);
+    }
+}
+
+static RsEventStream *load(const char *text, GError **err)
+{
+    g_autofree char *path = write_events(text);
+    RsEventStream *s = rs_event_stream_load(path, err);
+
+    g_unlink(path);
+    return s;
+}
+
+static void test_lines(void)
+{
+    g_autoptr(GString) ev = g_string_new("{\"v\":1,\"ev\":\"start\"}\n");
+    g_autoptr(GError) err = NULL;
+    g_autoptr(RsEventStream) s = NULL;
+    g_autoptr(RsTranscript) t = NULL;
+    RsLine *l;
+    guint64 i = 0;
+    int64_t lat;
+
+    append_tx(ev, &i, 1000, 0, "[    1.000000] one\r\n");
+    append_tx(ev, &i, 2000000000, 1, "[    1.500000] two\r\n");
+    append_tx(ev, &i, 3000000000, 1, "cut");
+    s = load(ev->str, &err);
+    g_assert_no_error(err);
+    g_assert_cmpuint(s->tx->len, ==, i);
+
+    t = rs_transcript_build(s);
+    g_assert_cmpuint(t->lines->len, ==, 3);
+    g_assert_cmpuint(t->wire_bytes, ==, i);
+    l = t->lines->pdata[0];
+    g_assert_cmpstr(l->text, ==, "[    1.000000] one");
+    g_assert_true(l->terminated);
+    g_assert_true(l->has_ts);
+    g_assert_cmpint(l->ts_ns, ==, 1000000000);
+    g_assert_cmpint(l->vt_first_ns, ==, 1000);
+    l = t->lines->pdata[1];
+    g_assert_cmpint(l->cpu, ==, 1);
+    g_assert_false(l->mixed_cpus);
+    l = t->lines->pdata[2];
+    g_assert_cmpstr(l->text, ==, "cut");
+    g_assert_false(l->terminated);
+    g_assert_false(l->has_ts);
+
+    /* Line 1: 1000+190 - 1e9; line 2: 2e9+190 - 1.5e9. */
+    g_assert_true(rs_transcript_last_latency(t, &lat));
+    g_assert_cmpint(lat, ==, 1500000000 - 1000);
+}
+
+static void test_mixed_and_loopback(void)
+{
+    g_autoptr(GString) ev = g_string_new("{\"v\":1,\"ev\":\"start\"}\n");
+    g_autoptr(GError) err = NULL;
+    g_autoptr(RsEventStream) s = NULL;
+    g_autoptr(RsTranscript) t = NULL;
+    guint64 i = 0;
+
+    g_string_append(ev, "{\"v\":1,\"ev\":\"tx\",\"i\":0,\"vt\":1,\"ht\":1,"
+                    "\"cpu\":0,\"b\":88,\"loop\":1}\n");
+    i = 1;
+    append_tx(ev, &i, 10, 0, "ab");
+    append_tx(ev, &i, 50, 1, "c\n");
+    s = load(ev->str, &err);
+    g_assert_no_error(err);
+    t = rs_transcript_build(s);
+    g_assert_cmpuint(t->loopback_bytes, ==, 1);
+    g_assert_cmpuint(t->lines->len, ==, 1);
+    g_assert_cmpstr(((RsLine *)t->lines->pdata[0])->text, ==, "abc");
+    g_assert_true(((RsLine *)t->lines->pdata[0])->mixed_cpus);
+}
+
+static void test_gaps_and_lost(void)
+{
+    g_autoptr(GError) err = NULL;
+    g_autoptr(RsEventStream) s = load(
+        "{\"v\":1,\"ev\":\"start\"}\n"
+        "{\"v\":1,\"ev\":\"tx\",\"i\":0,\"vt\":1,\"ht\":1,\"cpu\":0,\"b\":65}\n"
+        "{\"v\":1,\"ev\":\"lost\",\"events\":3}\n"
+        "{\"v\":1,\"ev\":\"tx\",\"i\":4,\"vt\":2,\"ht\":1,\"cpu\":0,\"b\":66}\n"
+        "{\"v\":1,\"ev\":\"future-kind\",\"x\":[1,2]}\n", &err);
+
+    g_assert_no_error(err);
+    g_assert_cmpuint(s->lost_events, ==, 3);
+    g_assert_cmpuint(s->index_gaps, ==, 3);
+    g_assert_cmpuint(s->tx->len, ==, 2);
+}
+
+static void test_bad_streams(void)
+{
+    static const struct {
+        const char *text;
+        const char *why;
+    } bad[] = {
+        { "{\"v\":1,\"ev\":\"start\"}\nnot json\n", "not JSON" },
+        { "[1,2]\n", "not a JSON object" },
+        { "{\"ev\":\"start\"}\n", "no schema version" },
+        { "{\"v\":2,\"ev\":\"start\"}\n", "schema version 2" },
+        { "{\"v\":1}\n", "no event type" },
+        { "{\"v\":1,\"ev\":\"start\"}\n{\"v\":1,\"ev\":\"tx\",\"i\":0,"
+          "\"vt\":1,\"ht\":1,\"cpu\":0,\"b\":256}\n", "malformed \"tx\"" },
+        { "{\"v\":1,\"ev\":\"start\"}\n{\"v\":1,\"ev\":\"tx\",\"i\":0,"
+          "\"vt\":1,\"ht\":1,\"cpu\":0,\"b\":\"A\"}\n", "malformed \"tx\"" },
+        { "{\"v\":1,\"ev\":\"start\"}\n"
+          "{\"v\":1,\"ev\":\"tx\",\"i\":5,\"vt\":1,\"ht\":1,\"cpu\":0,\"b\":1}\n"
+          "{\"v\":1,\"ev\":\"tx\",\"i\":5,\"vt\":1,\"ht\":1,\"cpu\":0,\"b\":1}\n",
+          "repeats or goes back" },
+        { "{\"v\":1,\"ev\":\"tx\",\"i\":0,\"vt\":1,\"ht\":1,\"cpu\":0,"
+          "\"b\":1}\n", "no \"start\" record" },
+        { "{\"v\":1,\"ev\":\"start\"}\n{\"v\":1,\"ev\":\"lost\"}\n",
+          "malformed \"lost\"" },
+    };
+    guint i;
+
+    for (i = 0; i < G_N_ELEMENTS(bad); i++) {
+        g_autoptr(GError) err = NULL;
+        g_autoptr(RsEventStream) s = load(bad[i].text, &err);
+
+        g_assert_null(s);
+        g_assert_error(err, RS_ERROR, RS_ERROR_BAD_INPUT);
+        if (!strstr(err->message, bad[i].why)) {
+            g_error("case %u: \"%s\" lacks \"%s\"", i, err->message,
+                    bad[i].why);
+        }
+    }
+}
+
+static void test_missing_file(void)
+{
+    g_autoptr(GError) err = NULL;
+    g_autoptr(RsEventStream) s =
+        rs_event_stream_load("/nonexistent/events.jsonl", &err);
+
+    g_assert_null(s);
+    g_assert_error(err, G_IO_ERROR, G_IO_ERROR_NOT_FOUND);
+}
+
+static void test_printk_ts(void)
+{
+    int64_t ts;
+
+    g_assert_true(rs_parse_printk_ts("[    0.000000] x", 16, &ts));
+    g_assert_cmpint(ts, ==, 0);
+    g_assert_true(rs_parse_printk_ts("[123456.654321]", 15, &ts));
+    g_assert_cmpint(ts, ==, G_GINT64_CONSTANT(123456654321000));
+    g_assert_false(rs_parse_printk_ts("[    1.00000] x", 15, &ts));
+    g_assert_false(rs_parse_printk_ts("[     .000000]", 14, &ts));
+    g_assert_false(rs_parse_printk_ts("[    1.000000", 13, &ts));
+    g_assert_false(rs_parse_printk_ts("no stamp", 8, &ts));
+    g_assert_false(rs_parse_printk_ts("[9999999999999.000000]", 22, &ts));
+}
+
+int main(int argc, char **argv)
+{
+    g_test_init(&argc, &argv, NULL);
+    g_test_add_func("/transcript/lines", test_lines);
+    g_test_add_func("/transcript/mixed-and-loopback", test_mixed_and_loopback);
+    g_test_add_func("/events/gaps-and-lost", test_gaps_and_lost);
+    g_test_add_func("/events/bad-streams", test_bad_streams);
+    g_test_add_func("/events/missing-file", test_missing_file);
+    g_test_add_func("/transcript/printk-ts", test_printk_ts);
+    return g_test_run();
+}
