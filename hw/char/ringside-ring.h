@@ -1,0 +1,192 @@
+/*
+ * ringside-ring.h: the one decoder of the Linux (>= 5.10, checked against
+ * 6.1) lockless printk ringbuffer, read from guest memory through a bounded
+ * read callback: ring discovery from VMCOREINFO, per-record lockless reads,
+ * an iterator with gap reporting, and console-style formatting.
+ *
+ * Plain C99, no QEMU, no GLib, no allocation: every buffer is the caller's.
+ * Used by the ringside QEMU device model and by the host collector.
+ *
+ * Ring facts (kernel/printk/printk_ringbuffer.[ch], 6.1):
+ *  - state_var = state << 62 | id; state 0 reserved, 1 committed,
+ *    2 finalized, 3 reusable; id mask ~(3 << 62).
+ *  - descriptor/info index = id or seq & (2^count_bits - 1).
+ *  - data block = 8-byte id + text, 8-aligned; DATA_INDEX(lpos) = lpos &
+ *    (2^size_bits - 1), DATA_WRAPS(lpos) = lpos >> size_bits; a block whose
+ *    begin and next are in different wraps has its data at index 0.
+ *    lpos (1,1) FAILED_LPOS = data lost, (3,3) NO_LPOS = empty text.
+ *  - printk_info: facility is the byte at text_len + 2, the byte at
+ *    text_len + 3 holds flags (bits 0-4) and level (bits 5-7); neither is
+ *    in VMCOREINFO, the other fields come from its OFFSET() lines.
+ */
+#ifndef RINGSIDE_RING_H
+#define RINGSIDE_RING_H
+
+#include "ringside-vmci.h"
+
+/* Ring header bounds. The kernel caps log_buf_len at 2 GiB (LOG_BUF_LEN_MAX
+ * = 1 << 31) with 32 bytes per descriptor on average (PRB_AVGBITS 5), so
+ * size_bits <= 31 and count_bits <= 26. */
+#define RS_SIZE_BITS_MIN        4
+#define RS_SIZE_BITS_MAX        31
+#define RS_COUNT_BITS_MIN       1
+#define RS_COUNT_BITS_MAX       26
+
+/* Retry bounds for values that move while the ring is written. */
+#define RS_TAIL_TRIES           8   /* prb_first_seq()'s loop */
+#define RS_NEXT_SCAN_MAX        256 /* records probed to locate the head */
+#define RS_CHANGED_TRIES        3   /* iterator: re-reads of a CHANGED seq */
+
+#define RS_CONSOLE_LOG_MAX      1024 /* printk.c CONSOLE_LOG_MAX */
+
+/* An opened ring: the layout and the header values that do not change. */
+typedef struct rs_ring {
+    rs_vm vm;
+    rs_layout lay;
+    uint64_t prb;               /* VA of struct printk_ringbuffer */
+    uint32_t count_bits, size_bits;
+    uint64_t count;             /* 2^count_bits descriptors */
+    uint64_t data_size;         /* 2^size_bits bytes of text data */
+    uint64_t descs, infos, data;/* VAs of the arrays */
+} rs_ring;
+
+/*
+ * Open the ring the kernel uses: read the pointer at SYMBOL(prb) with vm,
+ * then as rs_ring_open_at(). vm is copied (set a CR3 on it first if
+ * wanted). The arrays are not read here. A guest may switch prb from the
+ * static to the dynamic ring early in boot (setup_log_buf): re-open if
+ * the pointer changes.
+ */
+int rs_ring_open(rs_ring *r, const rs_vmci *vi, const rs_vm *vm,
+                 char *err, size_t errlen);
+
+/*
+ * Open the printk_ringbuffer struct at VA prb_va (e.g. announced by a
+ * cooperating guest). Checks count_bits/size_bits bounds and that the
+ * arrays do not wrap the address space. RS_OK, RS_ERR_READ/XLATE or
+ * RS_ERR_RING; err names the problem.
+ */
+int rs_ring_open_at(rs_ring *r, const rs_vmci *vi, const rs_vm *vm,
+                    uint64_t prb_va, char *err, size_t errlen);
+
+/* Moving header values, read on demand. */
+typedef struct rs_ring_pos {
+    uint64_t head_id, tail_id;  /* descriptor ids */
+    uint64_t head_lpos, tail_lpos;
+    uint64_t fail;              /* reservations that got no descriptor */
+} rs_ring_pos;
+
+int rs_ring_pos_read(const rs_ring *r, rs_ring_pos *pos);
+
+/*
+ * Oldest seq still in the ring, as prb_first_seq(): the seq of the tail
+ * descriptor (which must be finalized or reusable), retried at most
+ * RS_TAIL_TRIES times while the tail moves. RS_OK, RS_ERR_READ/XLATE,
+ * RS_ERR_RACE.
+ */
+int rs_ring_first_seq(const rs_ring *r, uint64_t *seq);
+
+/*
+ * The seq after the newest readable record: the head descriptor's seq
+ * (from tail seq + head_id - tail_id) plus one, walking back over
+ * not-yet-finalized records at the head and forward over records
+ * finalized meanwhile, at most RS_NEXT_SCAN_MAX probes. An unfinalized
+ * record further back than the head is found by the iterator (it stops
+ * with NOT_YET) rather than here.
+ */
+int rs_ring_next_seq(const rs_ring *r, uint64_t *seq);
+
+typedef enum rs_rec_status {
+    RS_REC_OK,          /* finalized record copied */
+    RS_REC_NODATA,      /* exists, no text: reusable or FAILED_LPOS */
+    RS_REC_NOT_YET,     /* reserved/committed, or beyond the head */
+    RS_REC_GONE,        /* overwritten: seq is older than the ring */
+    RS_REC_CHANGED,     /* state or seq changed while copying: retry */
+    RS_REC_BAD,         /* invariant broken / unreadable; see reason */
+} rs_rec_status;
+
+const char *rs_rec_status_name(rs_rec_status st);
+
+#define RS_SUBSYS_MAX   48
+#define RS_DEVICE_MAX   64
+
+typedef struct rs_record {
+    uint64_t seq;
+    uint64_t ts_nsec;
+    uint64_t id;                /* descriptor id */
+    uint32_t caller_id;         /* bit 31: CPU number, else task pid */
+    uint8_t level, facility, flags;
+    uint16_t text_len;          /* length stored in the ring */
+    size_t text_copied;         /* bytes copied into text */
+    bool truncated;             /* text_len > caller's capacity */
+    char *text;                 /* caller's buffer (not NUL-terminated
+                                 * when text_copied == capacity) */
+    char subsystem[RS_SUBSYS_MAX + 1];  /* dev_info, NUL-terminated */
+    char device[RS_DEVICE_MAX + 1];
+    uint64_t lpos_begin, lpos_next;
+    const char *reason;         /* static string for non-OK results */
+} rs_record;
+
+/*
+ * Read record seq as a lockless reader: load state_var, check it is
+ * finalized with the id and info.seq expected, copy lpos, info and text,
+ * then load state_var and info.seq again (CHANGED if either moved).
+ * Validates every data-block rule (alignment, size >= 8, text_len <= block,
+ * block inside the ring, block id == descriptor id). text may be NULL with
+ * cap 0 (metadata only). Metadata in rec is valid for OK and NODATA.
+ */
+rs_rec_status rs_ring_read(const rs_ring *r, uint64_t seq, rs_record *rec,
+                           char *text, size_t cap);
+
+/* Iterator events */
+typedef enum rs_iter_ev {
+    RS_IT_RECORD,       /* rec holds the record (rec->seq) */
+    RS_IT_NODATA,       /* only with RS_ITER_NODATA: data-less record */
+    RS_IT_GAP,          /* [gap_first, gap_first + gap_count) were lost */
+    RS_IT_BAD,          /* rec->seq is broken (rec->reason); skipped */
+    RS_IT_END,          /* reached end or a NOT_YET record; it->seq is
+                         * where to resume */
+    RS_IT_LIMIT,        /* iteration budget used up */
+} rs_iter_ev;
+
+#define RS_ITER_NODATA  1u  /* report data-less records instead of skipping */
+
+typedef struct rs_iter {
+    const rs_ring *ring;
+    uint64_t seq;               /* next seq to read */
+    uint64_t end;               /* exclusive; UINT64_MAX: until NOT_YET */
+    uint64_t budget;            /* remaining ring reads */
+    unsigned flags;
+    uint64_t gap_first, gap_count;  /* for RS_IT_GAP */
+    uint64_t n_records, n_nodata, n_lost, n_bad, n_changed;  /* totals */
+} rs_iter;
+
+/*
+ * Iterate [from, end). budget caps the total number of record reads
+ * (each rs_iter_next consumes at least one unless END/LIMIT); e.g. a few
+ * times the number of records expected.
+ */
+void rs_iter_init(rs_iter *it, const rs_ring *r, uint64_t from, uint64_t end,
+                  uint64_t budget, unsigned flags);
+
+rs_iter_ev rs_iter_next(rs_iter *it, rs_record *rec, char *text, size_t cap);
+
+/* rs_format() flags */
+#define RS_FMT_TIME     1u  /* "[%5lu.%06lu]" (printk.time=1) */
+#define RS_FMT_CALLER   2u  /* "[%6s]" of T<pid>/C<cpu> (PRINTK_CALLER) */
+#define RS_FMT_SYSLOG   4u  /* "<%u>" of facility << 3 | level */
+
+/*
+ * Format rec's copied text as the kernel console does (record_print_text):
+ * the prefix (syslog, time, caller, then one space if time or caller) on
+ * every line of a multi-line record, and a final '\n'. limit > 0 applies
+ * the kernel's console buffer rules for a buffer of limit bytes (use
+ * RS_CONSOLE_LOG_MAX): text beyond limit is ignored, lines that do not fit
+ * are dropped, output <= limit - 1. limit == 0: no such limit.
+ * Like snprintf: writes at most cap - 1 bytes plus a NUL to out (out may be
+ * NULL with cap 0) and returns the full formatted length.
+ */
+size_t rs_format(const rs_record *rec, unsigned flags, size_t limit,
+                 char *out, size_t cap);
+
+#endif /* RINGSIDE_RING_H */
