@@ -1,0 +1,425 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * ringside guest init: PID 1 of the test initramfs.
+ *
+ * Mounts /proc, /sys, /dev (devtmpfs) and /sys/kernel/debug, reads
+ * ringside.case=NAME from /proc/cmdline (default "poweroff"), logs
+ * "ringside-init: case NAME" to the kernel ring through /dev/kmsg and runs
+ * the case.  Whatever happens, init never exits: it powers the guest off
+ * instead (the kernel panics when PID 1 exits).
+ *
+ * Build: cc -static -Os -o init init.c
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/reboot.h>
+#include <sys/stat.h>
+#include <termios.h>
+#include <unistd.h>
+
+#define CASE_PARAM	"ringside.case="
+#define DEFAULT_CASE	"poweroff"
+#define CMDLINE_MAX	4096
+#define CASE_NAME_MAX	64
+/* A /dev/kmsg read returns one whole record; the kernel's limit is 8 KiB. */
+#define KMSG_REC_MAX	8192
+#define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
+
+static int console_fd = -1;
+
+/* write() all of buf, retrying on EINTR and short writes. */
+static int write_all(int fd, const char *buf, size_t len)
+{
+	while (len > 0) {
+		ssize_t n = write(fd, buf, len);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -1;
+		}
+		buf += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+/* Print to the console (falls back to stderr before /dev/console opens). */
+static void con_printf(const char *fmt, ...)
+{
+	char buf[1024];
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return;
+	if ((size_t)n >= sizeof(buf))
+		n = sizeof(buf) - 1;
+	write_all(console_fd >= 0 ? console_fd : 2, buf, (size_t)n);
+}
+
+/* perror() to the console: "ringside-init: WHAT: strerror(errno)". */
+static void con_perror(const char *what)
+{
+	int err = errno;
+
+	con_printf("ringside-init: %s: %s\n", what, strerror(err));
+	errno = err;
+}
+
+/* Log one line to the kernel ring at KERN_NOTICE. */
+static int kmsg_log(const char *fmt, ...)
+{
+	char buf[1024];
+	va_list ap;
+	ssize_t ret;
+	int fd, n;
+
+	buf[0] = '<';
+	buf[1] = '5';
+	buf[2] = '>';
+	va_start(ap, fmt);
+	n = vsnprintf(buf + 3, sizeof(buf) - 4, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return -1;
+	n += 3;
+	if ((size_t)n > sizeof(buf) - 2)
+		n = sizeof(buf) - 2;
+	buf[n++] = '\n';
+
+	fd = open("/dev/kmsg", O_WRONLY | O_CLOEXEC);
+	if (fd < 0) {
+		con_perror("open /dev/kmsg");
+		return -1;
+	}
+	/* One write() is one record. */
+	ret = write(fd, buf, (size_t)n);
+	if (ret < 0)
+		con_perror("write /dev/kmsg");
+	close(fd);
+	return ret < 0 ? -1 : 0;
+}
+
+static void do_mount(const char *src, const char *dir, const char *type,
+		     int quiet)
+{
+	char what[128];
+
+	if (mkdir(dir, 0755) < 0 && errno != EEXIST && !quiet) {
+		snprintf(what, sizeof(what), "mkdir %s", dir);
+		con_perror(what);
+	}
+	if (mount(src, dir, type, MS_NOSUID | MS_NOEXEC, NULL) < 0 &&
+	    errno != EBUSY && !quiet) {
+		snprintf(what, sizeof(what), "mount %s on %s", type, dir);
+		con_perror(what);
+	}
+}
+
+static void open_console(void)
+{
+	int fd = open("/dev/console", O_WRONLY | O_NOCTTY | O_CLOEXEC);
+
+	if (fd < 0) {
+		con_perror("open /dev/console");
+		return;
+	}
+	console_fd = fd;
+}
+
+/*
+ * Wait until the UART has sent what init wrote to the console: a poweroff or
+ * panic does not wait for the tty's transmit buffer.
+ */
+static void console_drain(void)
+{
+	if (console_fd >= 0 && tcdrain(console_fd) < 0)
+		con_perror("tcdrain /dev/console");
+}
+
+/* Power the guest off; never returns. */
+static void __attribute__((noreturn)) power_off(void)
+{
+	console_drain();
+	sync();
+	reboot(RB_POWER_OFF);
+	con_perror("reboot(RB_POWER_OFF)");
+	/* With -no-reboot, a reset stops QEMU too. */
+	reboot(RB_AUTOBOOT);
+	con_perror("reboot(RB_AUTOBOOT)");
+	for (;;)
+		pause();
+}
+
+/*
+ * Find the value of the last ringside.case= on the kernel command line
+ * (the kernel's convention: a later parameter overrides an earlier one).
+ */
+static void get_case(char *name, size_t size)
+{
+	char cmdline[CMDLINE_MAX];
+	const char *p, *val = NULL;
+	size_t len = 0;
+	ssize_t n;
+	int fd;
+
+	snprintf(name, size, "%s", DEFAULT_CASE);
+
+	fd = open("/proc/cmdline", O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		con_perror("open /proc/cmdline");
+		return;
+	}
+	n = read(fd, cmdline, sizeof(cmdline) - 1);
+	if (n < 0) {
+		con_perror("read /proc/cmdline");
+		n = 0;
+	}
+	close(fd);
+	cmdline[n] = '\0';
+
+	p = cmdline;
+	while (*p) {
+		size_t word;
+
+		p += strspn(p, " \t\n");
+		word = strcspn(p, " \t\n");
+		if (word > strlen(CASE_PARAM) &&
+		    strncmp(p, CASE_PARAM, strlen(CASE_PARAM)) == 0) {
+			val = p + strlen(CASE_PARAM);
+			len = word - strlen(CASE_PARAM);
+		}
+		p += word;
+	}
+	if (val) {
+		if (len >= size)
+			len = size - 1;
+		memcpy(name, val, len);
+		name[len] = '\0';
+	}
+}
+
+/* ---- cases ---------------------------------------------------------------
+ * Each case returns when it is done (or failed); init then powers off.
+ */
+
+static int case_poweroff(void)
+{
+	return 0;
+}
+
+static int case_sysrq_panic(void)
+{
+	int fd = open("/proc/sysrq-trigger", O_WRONLY | O_CLOEXEC);
+
+	if (fd < 0) {
+		con_perror("open /proc/sysrq-trigger");
+		return -1;
+	}
+	console_drain();
+	/* Does not return on success: the kernel panics. */
+	if (write(fd, "c", 1) < 0)
+		con_perror("write /proc/sysrq-trigger");
+	close(fd);
+	con_printf("ringside-init: sysrq-panic did not panic\n");
+	return -1;
+}
+
+static int case_hang(void)
+{
+	for (;;)
+		pause();
+	return 0;
+}
+
+/* One output line: prefix + decoded text. */
+struct line {
+	char buf[KMSG_REC_MAX + 64];
+	size_t len;
+};
+
+static int hexval(int c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+/*
+ * Print one /dev/kmsg record the way the kernel's console shows it:
+ * "[%5lu.%06lu]" from the usec field, then "[%6s]" with the caller
+ * ("T<pid>" or "C<cpu>") when the record has one (CONFIG_PRINTK_CALLER), a
+ * space, and the text; every embedded newline starts a new line with the
+ * same prefix.
+ *
+ * Record: "prio,seq,usec,flags[,key=val...];text\n"[" KEY=value\n"...], with
+ * bytes < 0x20, >= 0x7f and '\\' in text escaped as "\xNN".
+ */
+static int print_record(const char *rec, size_t len)
+{
+	static struct line out;
+	const char *semi, *text, *end, *p, *caller = NULL;
+	char prefix[64], field[32];
+	unsigned long long usec;
+	size_t caller_len = 0, plen;
+	int field_no = 0;
+
+	semi = memchr(rec, ';', len);
+	if (!semi)
+		return -1;
+
+	/* Header fields, comma separated: prio, seq, usec, flags, extras. */
+	usec = 0;
+	for (p = rec; p < semi; field_no++) {
+		const char *comma = memchr(p, ',', (size_t)(semi - p));
+		size_t flen = (size_t)((comma ? comma : semi) - p);
+
+		if (field_no == 2) {
+			if (flen >= sizeof(field))
+				return -1;
+			memcpy(field, p, flen);
+			field[flen] = '\0';
+			usec = strtoull(field, NULL, 10);
+		} else if (field_no >= 4 && flen > 7 &&
+			   memcmp(p, "caller=", 7) == 0) {
+			caller = p + 7;
+			caller_len = flen - 7;
+		}
+		p = comma ? comma + 1 : semi;
+	}
+	if (field_no < 4)
+		return -1;
+
+	plen = (size_t)snprintf(prefix, sizeof(prefix), "[%5llu.%06llu]",
+				usec / 1000000, usec % 1000000);
+	if (caller && caller_len < 16)
+		plen += (size_t)snprintf(prefix + plen, sizeof(prefix) - plen,
+					 "[%6.*s]", (int)caller_len, caller);
+	prefix[plen++] = ' ';
+
+	/* The text ends at the first unescaped newline; dictionary follows. */
+	text = semi + 1;
+	end = memchr(text, '\n', len - (size_t)(text - rec));
+	if (!end)
+		end = rec + len;
+
+	memcpy(out.buf, prefix, plen);
+	out.len = plen;
+	for (p = text; p < end; p++) {
+		int c = (unsigned char)*p;
+
+		if (c == '\\' && end - p >= 4 && p[1] == 'x' &&
+		    hexval(p[2]) >= 0 && hexval(p[3]) >= 0) {
+			c = hexval(p[2]) << 4 | hexval(p[3]);
+			p += 3;
+		}
+		if (c == '\n') {
+			out.buf[out.len++] = '\n';
+			if (write_all(console_fd, out.buf, out.len) < 0)
+				return -1;
+			memcpy(out.buf, prefix, plen);
+			out.len = plen;
+			continue;
+		}
+		if (out.len < sizeof(out.buf) - 1)
+			out.buf[out.len++] = (char)c;
+	}
+	out.buf[out.len++] = '\n';
+	return write_all(console_fd, out.buf, out.len);
+}
+
+static int case_dmesg(void)
+{
+	static char rec[KMSG_REC_MAX];
+	int fd, ret = 0;
+
+	if (console_fd < 0)
+		return -1;
+	fd = open("/dev/kmsg", O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0) {
+		con_perror("open /dev/kmsg");
+		return -1;
+	}
+	con_printf("ringside-dmesg-begin\n");
+	for (;;) {
+		ssize_t n = read(fd, rec, sizeof(rec));
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno == EAGAIN)
+				break;
+			if (errno == EPIPE) {
+				/* Records were overwritten: the reader skipped. */
+				con_printf("ringside-init: dmesg: records lost (EPIPE)\n");
+				continue;
+			}
+			con_perror("read /dev/kmsg");
+			ret = -1;
+			break;
+		}
+		if (n == 0)
+			break;
+		if (print_record(rec, (size_t)n) < 0) {
+			con_printf("ringside-init: dmesg: bad record: %.*s\n",
+				   (int)(n > 200 ? 200 : n), rec);
+			ret = -1;
+		}
+	}
+	con_printf("ringside-dmesg-end\n");
+	close(fd);
+	return ret;
+}
+
+/* Add new cases here; the name is what ringside.case= selects. */
+static const struct ringside_case {
+	const char *name;
+	int (*run)(void);
+} cases[] = {
+	{ "poweroff",		case_poweroff },
+	{ "sysrq-panic",	case_sysrq_panic },
+	{ "dmesg",		case_dmesg },
+	{ "hang",		case_hang },
+};
+
+int main(void)
+{
+	char name[CASE_NAME_MAX];
+	size_t i;
+
+	do_mount("proc", "/proc", "proc", 0);
+	do_mount("sysfs", "/sys", "sysfs", 0);
+	do_mount("devtmpfs", "/dev", "devtmpfs", 0);
+	do_mount("debugfs", "/sys/kernel/debug", "debugfs", 1);
+	open_console();
+
+	get_case(name, sizeof(name));
+	kmsg_log("ringside-init: case %s", name);
+
+	for (i = 0; i < ARRAY_SIZE(cases); i++) {
+		if (strcmp(cases[i].name, name) == 0) {
+			if (cases[i].run() < 0)
+				con_printf("ringside-init: case %s failed\n",
+					   name);
+			power_off();
+		}
+	}
+
+	kmsg_log("ringside-init: unknown case %s", name);
+	con_printf("ringside-init: unknown case %s\n", name);
+	power_off();
+}
