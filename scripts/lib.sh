@@ -24,8 +24,11 @@ stage_end() {
         "$(echo "$t1 - $_stage_t0" | bc)" "${1:+ ($1)}")")
 }
 stage_summary() {
-    local IFS=', '
-    echo "${0##*/}: ${_stage_report[*]}"
+    local out="" r
+    for r in "${_stage_report[@]}"; do
+        out+="${out:+, }$r"
+    done
+    echo "${0##*/}: $out"
 }
 
 # Copy SRC to DST only when the content differs, so that an unchanged file

@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Build (or reuse from the cache) everything a run needs: the collector in
+# build/, the QEMU fork, the guest kernel and its initramfs.  Prints how
+# long each stage took.  Usage: build-all.sh [build|test]
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+cd "$RINGSIDE_ROOT"
+
+stage_begin deps
+"$RINGSIDE_ROOT/scripts/install-deps.sh" "${1:-build}"
+stage_end
+
+stage_begin collector
+if [ ! -f build/build.ninja ]; then
+    meson setup build >build-setup.log 2>&1 || {
+        cat build-setup.log >&2
+        die "meson setup failed"
+    }
+    rm -f build-setup.log
+fi
+ninja -C build >/dev/null || die "building the collector failed"
+stage_end
+
+# meson's run targets call scripts/build-{qemu,kernel,initramfs}.sh.
+for t in qemu-fork guest-kernel guest-initramfs; do
+    stage_begin "$t"
+    log=build/$t.log
+    ninja -C build "$t" >"$log" 2>&1 || { cat "$log" >&2; die "$t failed"; }
+    grep -v '^\[' "$log" || true
+    stage_end
+done
+stage_summary
