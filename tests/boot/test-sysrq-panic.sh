@@ -31,10 +31,10 @@ check "ringside run exits 0" test "$rc" -eq 0
 check "summary says the guest panicked" \
     grep -Eq '^ringside: case=sysrq-panic ended=panic bytes=[1-9]' "$out/stdout"
 check "panic line on the wire, stamped with virtual time and vCPU" \
-    grep -Eq '^ *[0-9]+\.[0-9]{6} cpu[0-9]+ *[ +]\| \[ *[0-9]+\.[0-9]{6}\] .*Kernel panic - not syncing: sysrq triggered crash' \
+    grep -Eq '^ *[0-9]+\.[0-9]{6} cpu[0-9]+ *[ +]\| \[ *[0-9]+\.[0-9]{6}\](\[ *[TC][0-9]+\])? .*Kernel panic - not syncing: sysrq triggered crash' \
     "$out/stdout"
 check "/init announced its case in the kernel log" \
-    grep -Eq '\| \[ *[0-9]+\.[0-9]{6}\] .*ringside-init: case sysrq-panic' \
+    grep -Eq '\| \[ *[0-9]+\.[0-9]{6}\](\[ *[TC][0-9]+\])? .*ringside-init: case sysrq-panic' \
     "$out/stdout"
 
 # Independent of the collector: decode the event stream here and compare it
