@@ -19,13 +19,6 @@
 
 #include "ringside-ring.h"
 
-#define SETERR(...) \
-    do { \
-        if (err && errlen) { \
-            snprintf(err, errlen, __VA_ARGS__); \
-        } \
-    } while (0)
-
 /* printk_ringbuffer.h */
 #define SV_STATE_SHIFT  62
 #define SV_ID_MASK      (~(3ull << SV_STATE_SHIFT))
@@ -57,19 +50,19 @@ int rs_ring_open(rs_ring *r, const rs_vmci *vi, const rs_vm *vm,
     int e;
 
     if (!r || !vi || !vm) {
-        SETERR("NULL argument");
+        RS_SETERR("NULL argument");
         return RS_ERR_ARG;
     }
     memset(r, 0, sizeof(*r));
     r->vm = *vm;
     e = rd64(r, vi->sym_prb, &prb);
     if (e != RS_OK) {
-        SETERR("cannot read prb pointer at SYMBOL(prb)=%llx: %s",
+        RS_SETERR("cannot read prb pointer at SYMBOL(prb)=%llx: %s",
                (unsigned long long)vi->sym_prb, rs_strerror(e));
         return e;
     }
     if (prb == 0) {
-        SETERR("prb is NULL");
+        RS_SETERR("prb is NULL");
         return RS_ERR_RING;
     }
     return rs_ring_open_at(r, vi, vm, prb, err, errlen);
@@ -90,7 +83,7 @@ int rs_ring_open_at(rs_ring *r, const rs_vmci *vi, const rs_vm *vm,
     int e;
 
     if (!r || !vi || !vm) {
-        SETERR("NULL argument");
+        RS_SETERR("NULL argument");
         return RS_ERR_ARG;
     }
     memset(r, 0, sizeof(*r));
@@ -98,13 +91,13 @@ int rs_ring_open_at(rs_ring *r, const rs_vmci *vi, const rs_vm *vm,
     r->lay = vi->lay;
     l = &r->lay;
     if (l->prb_size == 0 || l->prb_size > sizeof(b)) {
-        SETERR("SIZE(printk_ringbuffer) out of range");
+        RS_SETERR("SIZE(printk_ringbuffer) out of range");
         return RS_ERR_ARG;
     }
     r->prb = prb_va;
     e = rs_vm_read(&r->vm, prb_va, b, l->prb_size);
     if (e != RS_OK) {
-        SETERR("cannot read printk_ringbuffer at %llx: %s",
+        RS_SETERR("cannot read printk_ringbuffer at %llx: %s",
                (unsigned long long)prb_va, rs_strerror(e));
         return e;
     }
@@ -119,12 +112,12 @@ int rs_ring_open_at(rs_ring *r, const rs_vmci *vi, const rs_vm *vm,
 
     if (r->count_bits < RS_COUNT_BITS_MIN ||
         r->count_bits > RS_COUNT_BITS_MAX) {
-        SETERR("count_bits=%u outside [%d, %d]", (unsigned)r->count_bits,
+        RS_SETERR("count_bits=%u outside [%d, %d]", (unsigned)r->count_bits,
                RS_COUNT_BITS_MIN, RS_COUNT_BITS_MAX);
         return RS_ERR_RING;
     }
     if (r->size_bits < RS_SIZE_BITS_MIN || r->size_bits > RS_SIZE_BITS_MAX) {
-        SETERR("size_bits=%u outside [%d, %d]", (unsigned)r->size_bits,
+        RS_SETERR("size_bits=%u outside [%d, %d]", (unsigned)r->size_bits,
                RS_SIZE_BITS_MIN, RS_SIZE_BITS_MAX);
         return RS_ERR_RING;
     }
@@ -133,7 +126,7 @@ int rs_ring_open_at(rs_ring *r, const rs_vmci *vi, const rs_vm *vm,
     if (!array_fits(r->descs, r->count, l->desc_size) ||
         !array_fits(r->infos, r->count, l->info_size) ||
         !array_fits(r->data, r->data_size, 1)) {
-        SETERR("descs/infos/data array NULL or wraps the address space");
+        RS_SETERR("descs/infos/data array NULL or wraps the address space");
         return RS_ERR_RING;
     }
     return RS_OK;

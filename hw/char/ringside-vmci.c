@@ -17,13 +17,6 @@
 
 #include "ringside-vmci.h"
 
-#define SETERR(...) \
-    do { \
-        if (err && errlen) { \
-            snprintf(err, errlen, __VA_ARGS__); \
-        } \
-    } while (0)
-
 const char *rs_strerror(int e)
 {
     switch (e) {
@@ -348,16 +341,16 @@ static int check_layout(const rs_layout *l, char *err, size_t errlen)
     size_t i;
 
     if (a < 8) {
-        SETERR("SIZE(atomic_long_t)=%u: need 8", (unsigned)a);
+        RS_SETERR("SIZE(atomic_long_t)=%u: need 8", (unsigned)a);
         return RS_ERR_LAYOUT;
     }
     if (l->desc_size == 0 || l->info_size == 0) {
-        SETERR("SIZE(prb_desc)/SIZE(printk_info) is 0");
+        RS_SETERR("SIZE(prb_desc)/SIZE(printk_info) is 0");
         return RS_ERR_LAYOUT;
     }
     for (i = 0; i < sizeof(f) / sizeof(f[0]); i++) {
         if (f[i].off + f[i].width > f[i].size) {
-            SETERR("OFFSET(%s)=%u + %u bytes exceeds its struct size %u",
+            RS_SETERR("OFFSET(%s)=%u + %u bytes exceeds its struct size %u",
                    f[i].what, (unsigned)f[i].off, (unsigned)f[i].width,
                    (unsigned)f[i].size);
             return RS_ERR_LAYOUT;
@@ -376,12 +369,12 @@ static int parse_text(const char *text, size_t len, rs_vmci *vi, bool full,
     int r;
 
     if (!vi || (!text && len)) {
-        SETERR("NULL argument");
+        RS_SETERR("NULL argument");
         return RS_ERR_ARG;
     }
     memset(vi, 0, sizeof(*vi));
     if (len > RS_VMCI_TEXT_MAX) {
-        SETERR("VMCOREINFO text of %zu bytes exceeds %u", len,
+        RS_SETERR("VMCOREINFO text of %zu bytes exceeds %u", len,
                RS_VMCI_TEXT_MAX);
         return RS_ERR_TOO_BIG;
     }
@@ -396,7 +389,7 @@ static int parse_text(const char *text, size_t len, rs_vmci *vi, bool full,
             unsigned char c = (unsigned char)text[e];
 
             if (c < 0x20 || c > 0x7e) {
-                SETERR("line %u: non-printable byte 0x%02x at offset %zu",
+                RS_SETERR("line %u: non-printable byte 0x%02x at offset %zu",
                        line, c, e);
                 return RS_ERR_SYNTAX;
             }
@@ -404,7 +397,7 @@ static int parse_text(const char *text, size_t len, rs_vmci *vi, bool full,
         }
         n = e - pos;
         if (n > RS_VMCI_LINE_MAX) {
-            SETERR("line %u: longer than %u bytes", line, RS_VMCI_LINE_MAX);
+            RS_SETERR("line %u: longer than %u bytes", line, RS_VMCI_LINE_MAX);
             return RS_ERR_SYNTAX;
         }
         if (e == len || text[e] == '\0') {
@@ -418,7 +411,7 @@ static int parse_text(const char *text, size_t len, rs_vmci *vi, bool full,
         }
         eq = memchr(l, '=', n);
         if (!eq || eq == l) {
-            SETERR("line %u: not KEY=VALUE", line);
+            RS_SETERR("line %u: not KEY=VALUE", line);
             return RS_ERR_SYNTAX;
         }
         k = find_key(l, (size_t)(eq - l));
@@ -426,12 +419,12 @@ static int parse_text(const char *text, size_t len, rs_vmci *vi, bool full,
             continue;
         }
         if ((vi->have >> k) & 1) {
-            SETERR("duplicate %s", keys[k].name);
+            RS_SETERR("duplicate %s", keys[k].name);
             return RS_ERR_DUP;
         }
         r = store_value(vi, &keys[k], eq + 1, n - (size_t)(eq + 1 - l));
         if (r != RS_OK) {
-            SETERR("bad value for %s on line %u (%s)", keys[k].name, line,
+            RS_SETERR("bad value for %s on line %u (%s)", keys[k].name, line,
                    rs_strerror(r));
             return r;
         }
@@ -439,7 +432,7 @@ static int parse_text(const char *text, size_t len, rs_vmci *vi, bool full,
     }
 
     if (!have_key(vi, "OSRELEASE")) {
-        SETERR("missing OSRELEASE");
+        RS_SETERR("missing OSRELEASE");
         return RS_ERR_MISSING;
     }
     if (!full) {
@@ -447,27 +440,27 @@ static int parse_text(const char *text, size_t len, rs_vmci *vi, bool full,
     }
     if (!have_key(vi, "SYMBOL(prb)")) {
         if (have_key(vi, "SYMBOL(log_buf)")) {
-            SETERR("kernel %s has SYMBOL(log_buf) but no SYMBOL(prb): "
+            RS_SETERR("kernel %s has SYMBOL(log_buf) but no SYMBOL(prb): "
                    "older than 5.10, no lockless printk ring",
                    vi->osrelease);
             return RS_ERR_OLD_KERNEL;
         }
-        SETERR("missing SYMBOL(prb)");
+        RS_SETERR("missing SYMBOL(prb)");
         return RS_ERR_MISSING;
     }
     for (i = 0; i < NKEYS; i++) {
         if (keys[i].req == R_REQ && !((vi->have >> i) & 1)) {
-            SETERR("missing %s", keys[i].name);
+            RS_SETERR("missing %s", keys[i].name);
             return RS_ERR_MISSING;
         }
     }
     if (!have_key(vi, "SYMBOL(init_top_pgt)") &&
         !have_key(vi, "SYMBOL(swapper_pg_dir)")) {
-        SETERR("missing SYMBOL(init_top_pgt)");
+        RS_SETERR("missing SYMBOL(init_top_pgt)");
         return RS_ERR_MISSING;
     }
     if (vi->pagesize != 4096) {
-        SETERR("PAGESIZE=%llu: only 4096 is supported",
+        RS_SETERR("PAGESIZE=%llu: only 4096 is supported",
                (unsigned long long)vi->pagesize);
         return RS_ERR_RANGE;
     }

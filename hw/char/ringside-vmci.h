@@ -225,4 +225,15 @@ static inline uint16_t rs_le16(const uint8_t *p)
     return (uint16_t)(p[0] | p[1] << 8);
 }
 
+/*
+ * For the decoder's own functions that take (char *err, size_t errlen):
+ * describe the failure there if the caller gave room for it.
+ */
+#define RS_SETERR(...) \
+    do { \
+        if (err && errlen) { \
+            snprintf(err, errlen, __VA_ARGS__); \
+        } \
+    } while (0)
+
 #endif /* RINGSIDE_VMCI_H */
