@@ -38,6 +38,8 @@ static const struct {
     { "sysrq-panic", END_PANIC },
     { "poweroff", END_POWEROFF },
     { "dmesg", END_POWEROFF },
+    { "dmesg-hang", END_TIMEOUT },
+    { "hang", END_TIMEOUT },
 };
 
 static gboolean line_has(const RsLine *l, const char *needle)
@@ -144,6 +146,9 @@ int rs_cmd_run(int argc, char **argv)
           "(default: a new directory under /tmp)", "DIR" },
         { "quiet", 'q', 0, G_OPTION_ARG_NONE, &quiet,
           "Print only the summary line", NULL },
+        { "print-qemu", 0, 0, G_OPTION_ARG_NONE, &cfg.print_only,
+          "Print the QEMU command line (shell-quoted) instead of running it",
+          NULL },
         { NULL }
     };
 
@@ -191,7 +196,7 @@ int rs_cmd_run(int argc, char **argv)
     }
     if (expect == END_UNKNOWN) {
         g_printerr("ringside run: unknown case \"%s\" (known: sysrq-panic, "
-                   "poweroff, dmesg)\n", cfg.case_name);
+                   "poweroff, dmesg, dmesg-hang, hang)\n", cfg.case_name);
         goto out;
     }
     if (!cfg.outdir) {
@@ -204,6 +209,10 @@ int rs_cmd_run(int argc, char **argv)
 
     if (!rs_guest_run(&cfg, &res, &error)) {
         g_printerr("ringside run: %s\n", error->message);
+        goto out;
+    }
+    if (cfg.print_only) {
+        status = 0;
         goto out;
     }
     events = rs_event_stream_load(res.events_path, &error);
@@ -244,7 +253,7 @@ int rs_cmd_run(int argc, char **argv)
 
         g_printerr("ringside run: QEMU exited with status %d: %s\n",
                    res.exit_status, why);
-    } else if (end == END_TIMEOUT) {
+    } else if (end != expect && end == END_TIMEOUT) {
         g_printerr("ringside run: the guest did not end within %d s\n",
                    cfg.timeout_s);
     } else if (end != expect) {

@@ -3,5 +3,6 @@
 #define RINGSIDE_COMMANDS_H
 
 int rs_cmd_run(int argc, char **argv);
+int rs_cmd_dmesg(int argc, char **argv);
 
 #endif

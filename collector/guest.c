@@ -3,6 +3,7 @@
 #include "errors.h"
 
 #include <gio/gio.h>
+#include <stdio.h>
 #include <unistd.h>
 
 /* Debian's firmware packages: seabios, qemu-system-data, ipxe-qemu. */
@@ -52,6 +53,8 @@ void rs_guest_result_clear(RsGuestResult *res)
     g_free(res->console_path);
     g_free(res->events_path);
     g_free(res->qemu_log_path);
+    g_free(res->ram_path);
+    g_free(res->qmp_path);
 }
 
 static gboolean check_file(const char *what, const char *path,
@@ -91,10 +94,22 @@ static GPtrArray *build_argv(const RsGuestConfig *cfg, const RsGuestResult *res)
         ARG("-accel");
         ARG("%s", accels[i]);
     }
+    /*
+     * Guest RAM in a file QEMU shares with us, so the ring can be read
+     * while the guest runs, hangs or after it died; vmcoreinfo makes
+     * dump-guest-memory include the kernel's note.
+     */
+    ARG("-object");
+    ARG("memory-backend-file,id=ram,size=%dM,mem-path=%s,share=on",
+        cfg->memory_mib, res->ram_path);
     ARG("-machine");
-    ARG("pc");
+    ARG("pc,memory-backend=ram");
     ARG("-m");
     ARG("%d", cfg->memory_mib);
+    ARG("-device");
+    ARG("vmcoreinfo");
+    ARG("-qmp");
+    ARG("unix:%s,server=on,wait=off", res->qmp_path);
     ARG("-smp");
     ARG("%d", cfg->smp);
     ARG("-nodefaults");
@@ -185,8 +200,21 @@ gboolean rs_guest_run(const RsGuestConfig *cfg, RsGuestResult *res,
     res->console_path = g_build_filename(cfg->outdir, "console.log", NULL);
     res->events_path = g_build_filename(cfg->outdir, "events.jsonl", NULL);
     res->qemu_log_path = g_build_filename(cfg->outdir, "qemu.log", NULL);
+    res->ram_path = g_build_filename(cfg->outdir, "guest.ram", NULL);
+    res->qmp_path = g_build_filename(cfg->outdir, "qmp.sock", NULL);
 
     argv = build_argv(cfg, res);
+    if (cfg->print_only) {
+        guint i;
+
+        for (i = 0; argv->pdata[i]; i++) {
+            g_autofree char *q = g_shell_quote(argv->pdata[i]);
+
+            printf("%s%s", i ? " " : "", q);
+        }
+        printf("\n");
+        return TRUE;
+    }
     launcher = g_subprocess_launcher_new(G_SUBPROCESS_FLAGS_STDERR_MERGE);
     g_subprocess_launcher_set_stdout_file_path(launcher, res->qemu_log_path);
 

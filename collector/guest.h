@@ -18,6 +18,7 @@ typedef struct {
     int smp;
     int memory_mib;
     int timeout_s;
+    gboolean print_only;    /* print the QEMU command line, do not run */
 } RsGuestConfig;
 
 typedef struct {
@@ -27,6 +28,8 @@ typedef struct {
     char *console_path;
     char *events_path;
     char *qemu_log_path;
+    char *ram_path;         /* the guest's RAM, shared: ringside dmesg reads it */
+    char *qmp_path;         /* QMP socket while QEMU runs */
 } RsGuestResult;
 
 /* Defaults for the paths, from $RINGSIDE_CACHE (or ~/.cache/ringside). */

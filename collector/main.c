@@ -14,6 +14,8 @@ static const struct {
 } commands[] = {
     { "run", rs_cmd_run,
       "boot a guest under the QEMU fork, run a case, print the wire" },
+    { "dmesg", rs_cmd_dmesg,
+      "print the guest kernel's log from guest memory or a dump" },
 };
 
 static void usage(FILE *f)

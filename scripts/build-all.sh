@@ -29,4 +29,9 @@ for t in qemu-fork guest-kernel guest-initramfs; do
     grep -v '^\[' "$log" || true
     stage_end
 done
+if [ "${1:-build}" = test ]; then
+    stage_begin stock-kernel
+    "$RINGSIDE_ROOT/scripts/fetch-stock-kernel.sh" --dbg >/dev/null
+    stage_end
+fi
 stage_summary

@@ -385,6 +385,15 @@ static int case_dmesg(void)
 	return ret;
 }
 
+/* The log, then stay up: for tests that read the ring of a live guest. */
+static int case_dmesg_hang(void)
+{
+	if (case_dmesg() < 0)
+		return -1;
+	console_drain();
+	return case_hang();
+}
+
 /* Add new cases here; the name is what ringside.case= selects. */
 static const struct ringside_case {
 	const char *name;
@@ -394,6 +403,7 @@ static const struct ringside_case {
 	{ "sysrq-panic",	case_sysrq_panic },
 	{ "dmesg",		case_dmesg },
 	{ "hang",		case_hang },
+	{ "dmesg-hang",		case_dmesg_hang },
 };
 
 int main(void)

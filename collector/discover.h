@@ -1,0 +1,21 @@
+/*
+ * Level-0 discovery: from guest memory alone, find the kernel's VMCOREINFO
+ * note (in the dump's notes, else by scanning RAM page starts), parse it,
+ * and open the printk ring it describes.
+ */
+#ifndef RINGSIDE_DISCOVER_H
+#define RINGSIDE_DISCOVER_H
+
+#include "guestmem.h"
+#include "ringside-ring.h"
+
+typedef struct {
+    rs_vmci vmci;
+    rs_ring ring;
+    uint64_t note_gpa;          /* where the note was found (0: ELF note) */
+    gboolean from_elf_note;
+} RsDiscovery;
+
+gboolean rs_discover(RsGuestMem *mem, RsDiscovery *d, GError **error);
+
+#endif

@@ -1,0 +1,183 @@
+#!/usr/bin/env python3
+"""Boot test (TAP): ringside dmesg reads the guest's printk ring, with no
+help from the guest, and must agree record for record with the guest's own
+dmesg.  The guest (case dmesg-hang) prints its log read from /dev/kmsg to
+the console and stays up; ringside dmesg then reads the ring from the live
+shared RAM file, and from QEMU dump-guest-memory ELF dumps made with paging
+off and on.  The QEMU command line comes from 'ringside run --print-qemu'.
+
+With --crash VMLINUX (the kernel's -dbg vmlinux), each dump is also read by
+crash's 'log', the reference, and must give the same records; makedumpfile
+--dump-dmesg is tried on the same dumps and its result reported.
+
+Usage: test_dmesg.py KERNEL [--caller] [--crash VMLINUX]
+"""
+import json
+import os
+import shlex
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+ringside = os.environ["RINGSIDE_BIN"]
+kernel = sys.argv[1]
+caller = "--caller" in sys.argv[2:]
+vmlinux = sys.argv[sys.argv.index("--crash") + 1] if "--crash" in sys.argv else None
+results = []
+
+
+def check(what, ok, detail=""):
+    results.append(ok)
+    print("%s %d - %s" % ("ok" if ok else "not ok", len(results), what))
+    if not ok and detail:
+        for line in detail.splitlines()[:30]:
+            print("# " + line)
+
+
+class Qmp:
+    def __init__(self, path):
+        self.sock = socket.socket(socket.AF_UNIX)
+        self.sock.connect(path)
+        self.f = self.sock.makefile("rw")
+        json.loads(self.f.readline())  # greeting
+        self.cmd("qmp_capabilities")
+
+    def cmd(self, name, **args):
+        self.f.write(json.dumps({"execute": name, "arguments": args}) + "\n")
+        self.f.flush()
+        while True:
+            r = json.loads(self.f.readline())
+            if "return" in r or "error" in r:
+                return r
+
+
+def console_dmesg(path):
+    text = open(path, "rb").read().decode("utf-8", "replace").replace("\r", "")
+    lines = text.split("\n")
+    if "ringside-dmesg-end" not in lines:
+        return None
+    b = lines.index("ringside-dmesg-begin")
+    return lines[b + 1:lines.index("ringside-dmesg-end")]
+
+
+def ringside_dmesg(path, *extra):
+    args = [ringside, "dmesg"] + (["--caller"] if caller else []) + list(extra)
+    p = subprocess.run(args + [path], capture_output=True, text=True,
+                       errors="replace", timeout=60)
+    return p.returncode, p.stdout.split("\n")[:-1], p.stderr
+
+
+def crash_log(dump):
+    """crash's 'log', with the time stamp repeated on continuation lines:
+    crash indents the later lines of a multi-line record, where the console
+    (and ringside) repeat the prefix."""
+    p = subprocess.run(["crash", "-s", vmlinux, dump], input="log\nquit\n",
+                       capture_output=True, text=True, errors="replace",
+                       timeout=300)
+    lines, prefix = [], ""
+    for line in p.stdout.split("\n")[:-1]:
+        if line.startswith("[") and "] " in line:
+            prefix = line[:line.index("] ") + 2]
+        elif prefix and line.startswith(" " * len(prefix)):
+            line = prefix + line[len(prefix):]
+        lines.append(line)
+    return p.returncode, lines, p.stderr
+
+
+def try_makedumpfile(dump):
+    out = dump + ".mdf.txt"
+    p = subprocess.run(["makedumpfile", "--dump-dmesg", dump, out],
+                       capture_output=True, text=True, timeout=300)
+    verdict = "read it" if p.returncode == 0 else "failed: " + \
+        " ".join(p.stdout.split("\n")[-3:] + p.stderr.split("\n")[-3:]).strip()
+    print("# makedumpfile --dump-dmesg on %s: %s" % (os.path.basename(dump), verdict))
+
+
+def compare(what, expected, got_rc, got, err):
+    # The ring holds the records /init printed, then whatever the kernel
+    # logged after /init read it: the guest's dmesg must be a prefix.
+    n = len(expected)
+    ok = got_rc == 0 and n > 50 and got[:n] == expected
+    detail = err
+    if got_rc == 0:
+        for i, (a, b) in enumerate(zip(expected, got)):
+            if a != b:
+                detail += "first difference at line %d:\n guest: %r\n ringside: %r\n" % (i, a, b)
+                break
+        detail += "guest dmesg %d lines, ringside %d" % (n, len(got))
+    check(what, ok, detail)
+
+
+def main():
+    out = tempfile.mkdtemp(prefix="ringside-dmesg-")
+    qemu = None
+    print("1..%d" % (10 if vmlinux else 8))
+    try:
+        run = subprocess.run([ringside, "run", "--print-qemu", "--case",
+                              "dmesg-hang", "--kernel", kernel, "--out", out],
+                             capture_output=True, text=True, check=True)
+        qemu = subprocess.Popen(shlex.split(run.stdout),
+                                stdout=subprocess.DEVNULL,
+                                stderr=open(os.path.join(out, "qemu.log"), "w"))
+        deadline = time.time() + 120
+        guest = None
+        while time.time() < deadline and qemu.poll() is None:
+            if os.path.exists(os.path.join(out, "console.log")):
+                guest = console_dmesg(os.path.join(out, "console.log"))
+                if guest is not None:
+                    break
+            time.sleep(0.2)
+        check("guest printed its dmesg and stays up",
+              guest is not None and qemu.poll() is None,
+              open(os.path.join(out, "qemu.log")).read())
+        if guest is None:
+            return
+        ram = os.path.join(out, "guest.ram")
+        compare("live shared RAM == guest dmesg", guest, *ringside_dmesg(ram))
+
+        rc, js, err = ringside_dmesg(ram, "--json")
+        recs = [json.loads(l) for l in js] if rc == 0 else []
+        seqs = [r["seq"] for r in recs]
+        check("--json: valid records, seqs strictly increasing",
+              rc == 0 and len(recs) >= len(guest) // 2 and
+              all(b > a for a, b in zip(seqs, seqs[1:])) and
+              all({"seq", "ts_nsec", "level", "facility", "caller", "flags",
+                   "text"} <= set(r) for r in recs), err)
+        mid = seqs[len(seqs) // 2] if seqs else 0
+        rc, tail, err = ringside_dmesg(ram, "--json", "--from-seq", str(mid))
+        check("--from-seq starts at that record",
+              rc == 0 and tail and json.loads(tail[0])["seq"] == mid, err)
+
+        qmp = Qmp(os.path.join(out, "qmp.sock"))
+        for paging in (False, True):
+            dump = os.path.join(out, "dump-%s.elf" % ("paging" if paging else "phys"))
+            r = qmp.cmd("dump-guest-memory", paging=paging,
+                        protocol="file:" + dump)
+            check("dump-guest-memory paging=%s" % paging, "return" in r, str(r))
+            rc, ours, err = ringside_dmesg(dump)
+            compare("ELF dump (paging=%s) == guest dmesg" % paging, guest,
+                    rc, ours, err)
+            if vmlinux:
+                crc, ref, cerr = crash_log(dump)
+                diff = [(i, a, b) for i, (a, b) in enumerate(zip(ref, ours)) if a != b]
+                check("ELF dump (paging=%s): ringside == crash log, %d records" %
+                      (paging, len(ref)),
+                      crc == 0 and len(ref) > 50 and ref == ours,
+                      "crash rc %d, %d lines vs ringside %d\nfirst diff: %r\n%s" %
+                      (crc, len(ref), len(ours), diff[:1], cerr))
+                try_makedumpfile(dump)
+            os.unlink(dump)
+        qmp.cmd("quit")
+    finally:
+        if qemu and qemu.poll() is None:
+            qemu.kill()
+        if qemu:
+            qemu.wait()
+        shutil.rmtree(out, ignore_errors=True)
+
+
+main()
+sys.exit(0 if results and all(results) else 1)
