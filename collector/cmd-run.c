@@ -116,7 +116,7 @@ int rs_cmd_run(int argc, char **argv)
     g_autofree char *case_name = NULL, *accel = NULL, *out = NULL;
     g_autofree char *append = NULL;
     gboolean quiet = FALSE;
-    int smp = 0, memory = 0, timeout = 0;
+    int smp = -1, memory = -1, timeout = -1;   /* -1: not given */
     int64_t latency;
     GuestEnd end, expect = END_UNKNOWN;
     guint i;
@@ -174,13 +174,13 @@ int rs_cmd_run(int argc, char **argv)
     OVERRIDE(append, append);
     OVERRIDE(outdir, out);
 #undef OVERRIDE
-    if (smp) {
+    if (smp != -1) {
         cfg.smp = smp;
     }
-    if (memory) {
+    if (memory != -1) {
         cfg.memory_mib = memory;
     }
-    if (timeout) {
+    if (timeout != -1) {
         cfg.timeout_s = timeout;
     }
     if (cfg.smp < 1 || cfg.smp > 64 || cfg.memory_mib < 64 ||

@@ -202,15 +202,23 @@ RsGuestMem *rs_guestmem_open_elf(const char *path, GError **error)
 
 RsGuestMem *rs_guestmem_open_auto(const char *path, GError **error)
 {
-    char magic[4] = { 0 };
+    char magic[8] = { 0 };
     FILE *f = fopen(path, "rb");
 
     if (f) {
         size_t n = fread(magic, 1, sizeof(magic), f);
 
         fclose(f);
-        if (n == sizeof(magic) && !memcmp(magic, "\177ELF", 4)) {
+        if (n >= 4 && !memcmp(magic, "\177ELF", 4)) {
             return rs_guestmem_open_elf(path, error);
+        }
+        if (n == 8 && (!memcmp(magic, "KDUMP   ", 8) ||
+                       !memcmp(magic, "makedump", 8))) {
+            g_set_error(error, RS_ERROR, RS_ERROR_BAD_INPUT,
+                        "%s: a kdump-compressed or flattened dump; ringside "
+                        "reads QEMU's ELF dumps (dump-guest-memory without "
+                        "a format)", path);
+            return NULL;
         }
     }
     return rs_guestmem_open_ram(path, error);

@@ -114,7 +114,7 @@ def compare(what, expected, got_rc, got, err):
 def main():
     out = tempfile.mkdtemp(prefix="ringside-dmesg-")
     qemu = None
-    print("1..%d" % (10 if vmlinux else 8))
+    print("1..%d" % (11 if vmlinux else 9))
     try:
         run = subprocess.run([ringside, "run", "--print-qemu", "--case",
                               "dmesg-hang", "--kernel", kernel, "--out", out],
@@ -122,7 +122,17 @@ def main():
         qemu = subprocess.Popen(shlex.split(run.stdout),
                                 stdout=subprocess.DEVNULL,
                                 stderr=open(os.path.join(out, "qemu.log"), "w"))
+        ram = os.path.join(out, "guest.ram")
         deadline = time.time() + 120
+        while time.time() < deadline and qemu.poll() is None and not (
+                os.path.exists(ram) and os.path.getsize(ram) >= 64 << 20):
+            time.sleep(0.01)
+        # --follow from the start of boot: it must wait for the kernel's
+        # note, then print every record as it lands.
+        follow_out = open(os.path.join(out, "follow.txt"), "w+")
+        follow = subprocess.Popen(
+            [ringside, "dmesg", "--follow"] + (["--caller"] if caller else []) + [ram],
+            stdout=follow_out, stderr=subprocess.STDOUT)
         guest = None
         while time.time() < deadline and qemu.poll() is None:
             if os.path.exists(os.path.join(out, "console.log")):
@@ -135,7 +145,12 @@ def main():
               open(os.path.join(out, "qemu.log")).read())
         if guest is None:
             return
-        ram = os.path.join(out, "guest.ram")
+        time.sleep(0.5)
+        follow.terminate()
+        follow.wait()
+        follow_out.seek(0)
+        followed = follow_out.read().split("\n")[:-1]
+        compare("--follow from boot == guest dmesg", guest, 0, followed, "")
         compare("live shared RAM == guest dmesg", guest, *ringside_dmesg(ram))
 
         rc, js, err = ringside_dmesg(ram, "--json")

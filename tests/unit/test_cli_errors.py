@@ -1,0 +1,86 @@
+#!/usr/bin/env python3
+"""CLI test (TAP): ringside dmesg and ringside run on bad input exits non-zero with one clear
+line, never a crash or a hang."""
+import os
+import struct
+import subprocess
+import sys
+import tempfile
+
+ringside = os.environ["RINGSIDE_BIN"]
+d = tempfile.mkdtemp(prefix="ringside-errors-")
+
+
+def f(name, data):
+    path = os.path.join(d, name)
+    with open(path, "wb") as out:
+        out.write(data)
+    return path
+
+
+def elf(phdrs, body=b""):
+    """An x86_64 ELF core file with the given (type, offset, paddr, filesz)."""
+    phoff = 64
+    hdr = b"\x7fELF" + bytes([2, 1, 1]) + bytes(9)
+    hdr += struct.pack("<HHIQQQIHHHHHH", 4, 62, 1, 0, phoff, 0, 0, 64, 56,
+                       len(phdrs), 0, 0, 0)
+    ph = b"".join(struct.pack("<IIQQQQQQ", t, 0, off, 0, pa, sz, sz, 0)
+                  for t, off, pa, sz in phdrs)
+    return hdr + ph + body
+
+
+cases = [
+    ("missing file", ["/nonexistent/guest.ram"], 1, "No such file"),
+    ("empty file", [f("empty", b"")], 1, "not a non-empty regular file"),
+    ("directory", [d], 1, "not a non-empty regular file"),
+    ("RAM of zeros: not Linux", [f("zeros", bytes(4 << 20))], 1,
+     "no VMCOREINFO note"),
+    ("random bytes", [f("random", os.urandom(1 << 20))], 1, "no VMCOREINFO note"),
+    ("32-bit ELF", [f("elf32", b"\x7fELF" + bytes([1, 1]) + bytes(58))], 1,
+     "not a 64-bit little-endian ELF"),
+    ("ELF that is not a core", [f("exec", elf([])[:16] + struct.pack("<HH", 2, 62) + elf([])[20:])],
+     1, "not an x86_64 core dump"),
+    ("program headers past the end", [f("phtrunc", elf([(1, 0, 0, 8)] * 3)[:100])], 1,
+     "program headers lie outside the file"),
+    ("segment past the end (truncated dump)",
+     [f("segtrunc", elf([(1, 120, 0, 1 << 30)]))], 1, "runs past the end"),
+    ("core without memory", [f("nomem", elf([(4, 120, 0, 0)]))], 1,
+     "holds no guest memory"),
+    ("ELF dump of a non-Linux guest", [f("zeroelf", elf([(1, 120, 0, 1 << 20)], bytes(1 << 20)))],
+     1, "no VMCOREINFO note"),
+    ("kdump-compressed dump", [f("kdump", b"KDUMP   " + bytes(4096))], 1,
+     "kdump-compressed"),
+    ("raw image, bad base", ["--raw-base", "0xzz", f("raw", bytes(4096))], 2,
+     "not a number"),
+    ("raw image wrapping 2^64", ["--raw-base", "0xffffffffffffff00", f("raw2", bytes(4096))],
+     1, "passes 2^64"),
+    ("unknown option", ["--bogus"], 2, "Unknown option"),
+    ("no file", [], 2, "expected one FILE"),
+]
+cases = [(w, ["dmesg"] + a, rc, m) for w, a, rc, m in cases] + [
+    ("run: missing kernel", ["run", "--kernel", "/nonexistent/bzImage"], 1,
+     "guest kernel /nonexistent/bzImage not found"),
+    ("run: missing QEMU build", ["run", "--qemu", "/nonexistent/qemu"], 1,
+     "QEMU fork binary /nonexistent/qemu not found"),
+    ("run: unknown case", ["run", "--case", "nope"], 1, "unknown case"),
+    ("run: bad option", ["run", "--smp", "many"], 2, "Cannot parse integer"),
+    ("run: out of range", ["run", "--smp", "0"], 1, "--smp must be"),
+    ("unknown command", ["frobnicate"], 2, "unknown command"),
+]
+
+print("1..%d" % len(cases))
+failed = 0
+for i, (what, args, want_rc, want_msg) in enumerate(cases, 1):
+    try:
+        p = subprocess.run([ringside] + args, capture_output=True,
+                           text=True, timeout=30)
+        ok = (p.returncode == want_rc and want_msg in p.stderr and
+              len(p.stderr.strip().split("\n")) == 1 and not p.stdout)
+        detail = "rc %d, stderr %r" % (p.returncode, p.stderr)
+    except subprocess.TimeoutExpired:
+        ok, detail = False, "hung"
+    print("%s %d - %s" % ("ok" if ok else "not ok", i, what))
+    if not ok:
+        failed += 1
+        print("# " + detail)
+sys.exit(1 if failed else 0)
