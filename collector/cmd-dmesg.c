@@ -39,7 +39,19 @@ static void json_escape(GString *o, const char *s, gsize len)
     const char *end = s + len;
 
     while (s < end) {
-        gunichar c = g_utf8_get_char_validated(s, end - s);
+        const char *run = s;
+        gunichar c;
+
+        /* Plain printable ASCII, the bulk of any log, goes in one copy. */
+        while (s < end && (guchar)*s >= 0x20 && (guchar)*s < 0x7f &&
+               *s != '"' && *s != '\\') {
+            s++;
+        }
+        g_string_append_len(o, run, s - run);
+        if (s == end) {
+            break;
+        }
+        c = g_utf8_get_char_validated(s, end - s);
 
         if (c == (gunichar)-1 || c == (gunichar)-2) {
             g_string_append_printf(o, "\\u%04x", (guint8)*s++);
@@ -95,10 +107,14 @@ static void print_record(Printer *p, const rs_record *rec)
         g_string_append(o, "}\n");
     } else {
         unsigned flags = RS_FMT_TIME | (p->caller ? RS_FMT_CALLER : 0);
-        size_t n = rs_format(rec, flags, 0, NULL, 0);
+        size_t n = rs_format(rec, flags, 0, o->str, o->allocated_len);
 
-        g_string_set_size(o, n);
-        rs_format(rec, flags, 0, o->str, n + 1);
+        /* Formatted again only when the buffer had to grow. */
+        if (n >= o->allocated_len) {
+            g_string_set_size(o, n);
+            rs_format(rec, flags, 0, o->str, n + 1);
+        }
+        o->len = n;
     }
     fwrite(o->str, 1, o->len, stdout);
 }

@@ -40,6 +40,7 @@ static const struct {
     { "dmesg", END_POWEROFF },
     { "dmesg-hang", END_TIMEOUT },
     { "hang", END_TIMEOUT },
+    { "kmsg-fill-hang", END_TIMEOUT },
 };
 
 static gboolean line_has(const RsLine *l, const char *needle)
@@ -195,8 +196,14 @@ int rs_cmd_run(int argc, char **argv)
         }
     }
     if (expect == END_UNKNOWN) {
-        g_printerr("ringside run: unknown case \"%s\" (known: sysrq-panic, "
-                   "poweroff, dmesg, dmesg-hang, hang)\n", cfg.case_name);
+        g_autoptr(GString) known = g_string_new(NULL);
+
+        for (i = 0; i < G_N_ELEMENTS(cases); i++) {
+            g_string_append_printf(known, "%s%s", i ? ", " : "",
+                                   cases[i].name);
+        }
+        g_printerr("ringside run: unknown case \"%s\" (known: %s)\n",
+                   cfg.case_name, known->str);
         goto out;
     }
     if (!cfg.outdir) {

@@ -224,7 +224,15 @@ RsGuestMem *rs_guestmem_open_auto(const char *path, GError **error)
     return rs_guestmem_open_ram(path, error);
 }
 
-/* Segments are few (one per RAM block), so a linear search is enough. */
+static gboolean seg_has(const RsMemSegment *s, uint64_t gpa)
+{
+    return gpa >= s->gpa && gpa - s->gpa < s->len;
+}
+
+/*
+ * Segments are few (one per RAM block), so a linear search is enough;
+ * reads cluster, so the last segment hit is tried first.
+ */
 int rs_guestmem_read(void *opaque, uint64_t gpa, void *buf, size_t len)
 {
     RsGuestMem *m = opaque;
@@ -235,12 +243,14 @@ int rs_guestmem_read(void *opaque, uint64_t gpa, void *buf, size_t len)
         const RsMemSegment *hit = NULL;
         uint64_t n;
 
-        for (i = 0; i < m->segs->len; i++) {
-            const RsMemSegment *s = &g_array_index(m->segs, RsMemSegment, i);
-
-            if (gpa >= s->gpa && gpa - s->gpa < s->len) {
-                hit = s;
-                break;
+        if (m->last_seg < m->segs->len &&
+            seg_has(&g_array_index(m->segs, RsMemSegment, m->last_seg), gpa)) {
+            hit = &g_array_index(m->segs, RsMemSegment, m->last_seg);
+        }
+        for (i = 0; !hit && i < m->segs->len; i++) {
+            if (seg_has(&g_array_index(m->segs, RsMemSegment, i), gpa)) {
+                hit = &g_array_index(m->segs, RsMemSegment, i);
+                m->last_seg = i;
             }
         }
         if (!hit) {

@@ -20,6 +20,7 @@ typedef struct {
     void *map;
     gsize map_len;
     GArray *segs;               /* RsMemSegment, sorted by gpa */
+    guint last_seg;             /* index of the segment read last */
     const char *vmcoreinfo;     /* note text found in an ELF dump, or NULL */
     gsize vmcoreinfo_len;
 } RsGuestMem;

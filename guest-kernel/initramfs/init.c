@@ -394,6 +394,40 @@ static int case_dmesg_hang(void)
 	return case_hang();
 }
 
+/*
+ * Fill the ring through /dev/kmsg (boot with printk.devkmsg=on, or writes
+ * are rate-limited), then stay up: 250,000 records of about 100 bytes wrap
+ * even a log_buf_len=16M ring.  Boot with loglevel=1 to keep them off the
+ * console.
+ */
+#define FILL_RECORDS	250000
+
+static int case_kmsg_fill_hang(void)
+{
+	char buf[128];
+	int fd, i, n;
+
+	fd = open("/dev/kmsg", O_WRONLY | O_CLOEXEC);
+	if (fd < 0) {
+		con_perror("open /dev/kmsg");
+		return -1;
+	}
+	for (i = 0; i < FILL_RECORDS; i++) {
+		n = snprintf(buf, sizeof(buf),
+			     "<6>ringside-fill %06d the quick brown fox jumps over the lazy dog %s\n",
+			     i, "0123456789abcdef0123456789");
+		if (write(fd, buf, (size_t)n) < 0) {
+			con_perror("write /dev/kmsg");
+			close(fd);
+			return -1;
+		}
+	}
+	close(fd);
+	con_printf("ringside-fill-done %d\n", FILL_RECORDS);
+	console_drain();
+	return case_hang();
+}
+
 /* Add new cases here; the name is what ringside.case= selects. */
 static const struct ringside_case {
 	const char *name;
@@ -404,6 +438,7 @@ static const struct ringside_case {
 	{ "dmesg",		case_dmesg },
 	{ "hang",		case_hang },
 	{ "dmesg-hang",		case_dmesg_hang },
+	{ "kmsg-fill-hang",	case_kmsg_fill_hang },
 };
 
 int main(void)

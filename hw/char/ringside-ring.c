@@ -598,31 +598,62 @@ static void put(outbuf *o, const char *s, size_t n)
     o->len += n;
 }
 
-static size_t make_prefix(const rs_record *rec, unsigned flags, char *p,
-                          size_t pcap)
+/*
+ * Decimal v, padded on the left with pad to at least width characters.
+ * Hand-rolled: this runs for every record printed, and snprintf was the
+ * largest cost of decoding a full ring.
+ */
+static size_t put_dec(char *p, uint64_t v, size_t width, char pad)
+{
+    char digits[20];
+    size_t nd = 0, n = 0;
+
+    do {
+        digits[nd++] = (char)('0' + v % 10);
+        v /= 10;
+    } while (v);
+    while (nd + n < width) {
+        p[n++] = pad;
+    }
+    while (nd) {
+        p[n++] = digits[--nd];
+    }
+    return n;
+}
+
+/* p must hold RS_PREFIX_MAX bytes. */
+#define RS_PREFIX_MAX   64
+
+static size_t make_prefix(const rs_record *rec, unsigned flags, char *p)
 {
     size_t n = 0;
-    int k;
 
     if (flags & RS_FMT_SYSLOG) {
-        k = snprintf(p + n, pcap - n, "<%u>",
-                     (unsigned)rec->facility << 3 | rec->level);
-        n += k > 0 ? (size_t)k : 0;
+        p[n++] = '<';
+        n += put_dec(p + n, (unsigned)rec->facility << 3 | rec->level, 0, 0);
+        p[n++] = '>';
     }
     if (flags & RS_FMT_TIME) {
-        k = snprintf(p + n, pcap - n, "[%5llu.%06llu]",
-                     (unsigned long long)(rec->ts_nsec / 1000000000u),
-                     (unsigned long long)(rec->ts_nsec % 1000000000u / 1000));
-        n += k > 0 ? (size_t)k : 0;
+        p[n++] = '[';
+        n += put_dec(p + n, rec->ts_nsec / 1000000000u, 5, ' ');
+        p[n++] = '.';
+        n += put_dec(p + n, rec->ts_nsec % 1000000000u / 1000, 6, '0');
+        p[n++] = ']';
     }
     if (flags & RS_FMT_CALLER) {
+        /* "[%6s]" of "T<pid>" or "C<cpu>" */
         char c[16];
+        size_t cl = 0, pad;
 
-        snprintf(c, sizeof(c), "%c%u",
-                 (rec->caller_id & 0x80000000u) ? 'C' : 'T',
-                 (unsigned)(rec->caller_id & ~0x80000000u));
-        k = snprintf(p + n, pcap - n, "[%6s]", c);
-        n += k > 0 ? (size_t)k : 0;
+        c[cl++] = (rec->caller_id & 0x80000000u) ? 'C' : 'T';
+        cl += put_dec(c + cl, rec->caller_id & ~0x80000000u, 0, 0);
+        p[n++] = '[';
+        for (pad = cl; pad < 6; pad++) {
+            p[n++] = ' ';
+        }
+        memcpy(p + n, c, cl);
+        n += cl;
+        p[n++] = ']';
     }
     if (flags & (RS_FMT_TIME | RS_FMT_CALLER)) {
         p[n++] = ' ';
@@ -635,7 +666,7 @@ size_t rs_format(const rs_record *rec, unsigned flags, size_t limit,
                  char *out, size_t cap)
 {
     /* longest: "<2047>" + "[18446744073.709551]" + "[C4294967295]" + " " */
-    char pfx[64];
+    char pfx[RS_PREFIX_MAX];
     outbuf o = { out, out ? cap : 0, 0 };
     const char *t = rec && rec->text ? rec->text : "";
     size_t tl = rec && rec->text ? rec->text_copied : 0;
@@ -648,7 +679,7 @@ size_t rs_format(const rs_record *rec, unsigned flags, size_t limit,
         }
         return 0;
     }
-    plen = make_prefix(rec, flags, pfx, sizeof(pfx));
+    plen = make_prefix(rec, flags, pfx);
     if (limit && tl > limit) {
         tl = limit;
     }

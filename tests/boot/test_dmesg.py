@@ -14,13 +14,14 @@ Usage: test_dmesg.py KERNEL [--caller] [--crash VMLINUX]
 """
 import json
 import os
-import shlex
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
 import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "lib"))
+from liveguest import LiveGuest  # noqa: E402
 
 ringside = os.environ["RINGSIDE_BIN"]
 kernel = sys.argv[1]
@@ -37,28 +38,8 @@ def check(what, ok, detail=""):
             print("# " + line)
 
 
-class Qmp:
-    def __init__(self, path):
-        self.sock = socket.socket(socket.AF_UNIX)
-        self.sock.connect(path)
-        self.f = self.sock.makefile("rw")
-        json.loads(self.f.readline())  # greeting
-        self.cmd("qmp_capabilities")
-
-    def cmd(self, name, **args):
-        self.f.write(json.dumps({"execute": name, "arguments": args}) + "\n")
-        self.f.flush()
-        while True:
-            r = json.loads(self.f.readline())
-            if "return" in r or "error" in r:
-                return r
-
-
-def console_dmesg(path):
-    text = open(path, "rb").read().decode("utf-8", "replace").replace("\r", "")
-    lines = text.split("\n")
-    if "ringside-dmesg-end" not in lines:
-        return None
+def guest_dmesg(lines):
+    """The records /init printed between its markers."""
     b = lines.index("ringside-dmesg-begin")
     return lines[b + 1:lines.index("ringside-dmesg-end")]
 
@@ -113,47 +94,33 @@ def compare(what, expected, got_rc, got, err):
 
 def main():
     out = tempfile.mkdtemp(prefix="ringside-dmesg-")
-    qemu = None
+    g = None
     print("1..%d" % (11 if vmlinux else 9))
     try:
-        run = subprocess.run([ringside, "run", "--print-qemu", "--case",
-                              "dmesg-hang", "--kernel", kernel, "--out", out],
-                             capture_output=True, text=True, check=True)
-        qemu = subprocess.Popen(shlex.split(run.stdout),
-                                stdout=subprocess.DEVNULL,
-                                stderr=open(os.path.join(out, "qemu.log"), "w"))
-        ram = os.path.join(out, "guest.ram")
-        deadline = time.time() + 120
-        while time.time() < deadline and qemu.poll() is None and not (
-                os.path.exists(ram) and os.path.getsize(ram) >= 64 << 20):
-            time.sleep(0.01)
+        g = LiveGuest(ringside, out, "dmesg-hang", "--kernel", kernel)
+        g.wait_ram()
         # --follow from the start of boot: it must wait for the kernel's
         # note, then print every record as it lands.
         follow_out = open(os.path.join(out, "follow.txt"), "w+")
         follow = subprocess.Popen(
-            [ringside, "dmesg", "--follow"] + (["--caller"] if caller else []) + [ram],
+            [ringside, "dmesg", "--follow"] + (["--caller"] if caller else []) + [g.ram],
             stdout=follow_out, stderr=subprocess.STDOUT)
-        guest = None
-        while time.time() < deadline and qemu.poll() is None:
-            if os.path.exists(os.path.join(out, "console.log")):
-                guest = console_dmesg(os.path.join(out, "console.log"))
-                if guest is not None:
-                    break
-            time.sleep(0.2)
+        lines = g.wait_line("ringside-dmesg-end")
         check("guest printed its dmesg and stays up",
-              guest is not None and qemu.poll() is None,
-              open(os.path.join(out, "qemu.log")).read())
-        if guest is None:
+              lines is not None and g.alive(), g.qemu_log())
+        if lines is None:
+            follow.kill()
             return
+        guest = guest_dmesg(lines)
         time.sleep(0.5)
         follow.terminate()
         follow.wait()
         follow_out.seek(0)
         followed = follow_out.read().split("\n")[:-1]
         compare("--follow from boot == guest dmesg", guest, 0, followed, "")
-        compare("live shared RAM == guest dmesg", guest, *ringside_dmesg(ram))
+        compare("live shared RAM == guest dmesg", guest, *ringside_dmesg(g.ram))
 
-        rc, js, err = ringside_dmesg(ram, "--json")
+        rc, js, err = ringside_dmesg(g.ram, "--json")
         recs = [json.loads(l) for l in js] if rc == 0 else []
         seqs = [r["seq"] for r in recs]
         check("--json: valid records, seqs strictly increasing",
@@ -162,15 +129,13 @@ def main():
               all({"seq", "ts_nsec", "level", "facility", "caller", "flags",
                    "text"} <= set(r) for r in recs), err)
         mid = seqs[len(seqs) // 2] if seqs else 0
-        rc, tail, err = ringside_dmesg(ram, "--json", "--from-seq", str(mid))
+        rc, tail, err = ringside_dmesg(g.ram, "--json", "--from-seq", str(mid))
         check("--from-seq starts at that record",
               rc == 0 and tail and json.loads(tail[0])["seq"] == mid, err)
 
-        qmp = Qmp(os.path.join(out, "qmp.sock"))
         for paging in (False, True):
             dump = os.path.join(out, "dump-%s.elf" % ("paging" if paging else "phys"))
-            r = qmp.cmd("dump-guest-memory", paging=paging,
-                        protocol="file:" + dump)
+            r = g.dump(dump, paging)
             check("dump-guest-memory paging=%s" % paging, "return" in r, str(r))
             rc, ours, err = ringside_dmesg(dump)
             compare("ELF dump (paging=%s) == guest dmesg" % paging, guest,
@@ -185,12 +150,9 @@ def main():
                       (crc, len(ref), len(ours), diff[:1], cerr))
                 try_makedumpfile(dump)
             os.unlink(dump)
-        qmp.cmd("quit")
     finally:
-        if qemu and qemu.poll() is None:
-            qemu.kill()
-        if qemu:
-            qemu.wait()
+        if g:
+            g.stop()
         shutil.rmtree(out, ignore_errors=True)
 
 
