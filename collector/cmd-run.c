@@ -115,7 +115,7 @@ int rs_cmd_run(int argc, char **argv)
     g_autoptr(RsTranscript) t = NULL;
     g_autofree char *qemu = NULL, *kernel = NULL, *initrd = NULL;
     g_autofree char *case_name = NULL, *accel = NULL, *out = NULL;
-    g_autofree char *append = NULL;
+    g_autofree char *append = NULL, *pace = NULL;
     gboolean quiet = FALSE;
     int smp = -1, memory = -1, timeout = -1;   /* -1: not given */
     int64_t latency;
@@ -140,6 +140,9 @@ int rs_cmd_run(int argc, char **argv)
         { "timeout", 't', 0, G_OPTION_ARG_INT, &timeout,
           "Seconds before a guest that has not ended is an error "
           "(default 120)", "S" },
+        { "pace", 0, 0, G_OPTION_ARG_STRING, &pace,
+          "line: the UART sends at the rate the guest programmed (default); "
+          "off: as fast as QEMU can", "line|off" },
         { "append", 0, 0, G_OPTION_ARG_STRING, &append,
           "Extra kernel command line", "ARGS" },
         { "out", 'o', 0, G_OPTION_ARG_FILENAME, &out,
@@ -173,6 +176,7 @@ int rs_cmd_run(int argc, char **argv)
     OVERRIDE(case_name, case_name);
     OVERRIDE(accel, accel);
     OVERRIDE(append, append);
+    OVERRIDE(pace, pace);
     OVERRIDE(outdir, out);
 #undef OVERRIDE
     if (smp != -1) {
@@ -188,6 +192,10 @@ int rs_cmd_run(int argc, char **argv)
         cfg.memory_mib > 65536 || cfg.timeout_s < 1) {
         g_printerr("ringside run: --smp must be 1..64, --memory 64..65536, "
                    "--timeout at least 1\n");
+        goto out;
+    }
+    if (!g_str_equal(cfg.pace, "line") && !g_str_equal(cfg.pace, "off")) {
+        g_printerr("ringside run: --pace must be line or off\n");
         goto out;
     }
     for (i = 0; i < G_N_ELEMENTS(cases); i++) {
@@ -247,7 +255,12 @@ int rs_cmd_run(int argc, char **argv)
 
         printf(" guest-time=%.3fs", last->vt_last_ns / 1e9);
     }
-    printf(" wall=%.2fs", res.wall_s);
+    printf(" wall=%.2fs pace=%s", res.wall_s, cfg.pace);
+    if (t->unsent_bytes || t->overrun_bytes || t->cleared_bytes) {
+        printf(" unsent=%" G_GUINT64_FORMAT " overrun=%" G_GUINT64_FORMAT
+               " cleared=%" G_GUINT64_FORMAT, t->unsent_bytes,
+               t->overrun_bytes, t->cleared_bytes);
+    }
     if (events->lost_events || events->index_gaps) {
         printf(" LOST-EVENTS=%" G_GUINT64_FORMAT,
                events->lost_events + events->index_gaps);

@@ -5,6 +5,27 @@
 #include <gio/gio.h>
 #include <json-glib/json-glib.h>
 
+RsTxByte *rs_event_stream_byte(RsEventStream *s, guint64 index)
+{
+    guint lo = 0, hi = s->tx->len;
+
+    /* Indexes only grow along the stream: binary search. */
+    while (lo < hi) {
+        guint mid = lo + (hi - lo) / 2;
+        RsTxByte *b = &g_array_index(s->tx, RsTxByte, mid);
+
+        if (b->index == index) {
+            return b;
+        }
+        if (b->index < index) {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    return NULL;
+}
+
 void rs_event_stream_free(RsEventStream *s)
 {
     if (s) {
@@ -43,7 +64,7 @@ static gboolean parse_tx(JsonObject *o, RsTxByte *tx)
     }
     *tx = (RsTxByte) {
         .index = i, .vt_ns = vt, .ht_ns = ht, .cpu = cpu, .byte = b,
-        .loopback = loop,
+        .loopback = loop, .wt_ns = -1,
     };
     return TRUE;
 }
@@ -109,8 +130,38 @@ static gboolean parse_line(RsEventStream *s, JsonParser *parser,
             return FALSE;
         }
         s->lost_events += n;
+    } else if (g_str_equal(ev, "wire") || g_str_equal(ev, "overrun") ||
+               g_str_equal(ev, "cleared")) {
+        gboolean wire = g_str_equal(ev, "wire");
+        gint64 i, wt = 0;
+        RsTxByte *b;
+
+        if (!member_int(o, "i", 0, G_MAXINT64, &i) ||
+            (wire && !member_int(o, "wt", 0, G_MAXINT64, &wt))) {
+            g_set_error(error, RS_ERROR, RS_ERROR_BAD_INPUT,
+                        "malformed \"%s\" record", ev);
+            return FALSE;
+        }
+        b = rs_event_stream_byte(s, i);
+        if (!b || b->wt_ns >= 0 || b->overrun || b->cleared ||
+            (wire && wt < b->vt_ns)) {
+            g_set_error(error, RS_ERROR, RS_ERROR_BAD_INPUT,
+                        "\"%s\" record for byte %" G_GINT64_FORMAT " that "
+                        "was not written, or is already accounted for",
+                        ev, i);
+            return FALSE;
+        }
+        if (wire) {
+            b->wt_ns = wt;
+        } else if (g_str_equal(ev, "overrun")) {
+            b->overrun = TRUE;
+        } else {
+            b->cleared = TRUE;
+        }
     } else if (g_str_equal(ev, "start")) {
         s->saw_start = TRUE;
+        s->paced = g_strcmp0(json_object_get_string_member_with_default(
+                                 o, "pace", "off"), "line") == 0;
     }
     /* Other event types belong to later schema additions: skip them. */
     return TRUE;
@@ -156,6 +207,15 @@ RsEventStream *rs_event_stream_load(const char *path, GError **error)
                         "%s:%" G_GUINT64_FORMAT ": %s", path, lineno,
                         local->message);
             return NULL;
+        }
+    }
+    if (!s->paced) {
+        guint i;
+
+        for (i = 0; i < s->tx->len; i++) {
+            RsTxByte *b = &g_array_index(s->tx, RsTxByte, i);
+
+            b->wt_ns = b->vt_ns;
         }
     }
     if (lineno && !s->saw_start) {

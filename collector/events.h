@@ -18,6 +18,10 @@ typedef struct {
     int cpu;            /* vCPU index, -1 if not written by a vCPU */
     uint8_t byte;
     gboolean loopback;  /* written in loopback mode: never on the wire */
+    gboolean overrun;   /* lost: the paced transmitter was full */
+    gboolean cleared;   /* discarded by the guest's transmit FIFO reset */
+    int64_t wt_ns;      /* virtual time it left the wire; -1 if it did not
+                         * (yet).  Unpaced devices send at once: wt = vt. */
 } RsTxByte;
 
 typedef struct {
@@ -25,7 +29,11 @@ typedef struct {
     guint64 lost_events;    /* records the device said it had to drop */
     guint64 index_gaps;     /* tx indexes missing from the stream */
     gboolean saw_start;
+    gboolean paced;         /* the device ran pace=line */
 } RsEventStream;
+
+/* The byte with stream index @index, or NULL. */
+RsTxByte *rs_event_stream_byte(RsEventStream *s, guint64 index);
 
 RsEventStream *rs_event_stream_load(const char *path, GError **error);
 void rs_event_stream_free(RsEventStream *s);

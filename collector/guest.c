@@ -32,6 +32,7 @@ void rs_guest_config_defaults(RsGuestConfig *cfg)
                                    NULL);
     cfg->case_name = g_strdup("sysrq-panic");
     cfg->accel = g_strdup("tcg");
+    cfg->pace = g_strdup("line");
     cfg->smp = 2;
     cfg->memory_mib = 256;
     cfg->timeout_s = 120;
@@ -45,6 +46,7 @@ void rs_guest_config_clear(RsGuestConfig *cfg)
     g_free(cfg->case_name);
     g_free(cfg->append);
     g_free(cfg->accel);
+    g_free(cfg->pace);
     g_free(cfg->outdir);
 }
 
@@ -125,7 +127,8 @@ static GPtrArray *build_argv(const RsGuestConfig *cfg, const RsGuestResult *res)
     ARG("-chardev");
     ARG("file,id=events,path=%s", res->events_path);
     ARG("-device");
-    ARG("ringside-serial,id=ringside0,chardev=console,events=events");
+    ARG("ringside-serial,id=ringside0,chardev=console,events=events,pace=%s",
+        cfg->pace);
     ARG("-kernel");
     ARG("%s", cfg->kernel);
     if (cfg->initrd) {

@@ -14,6 +14,7 @@ typedef struct {
     char *case_name;    /* passed to /init as ringside.case= */
     char *append;       /* extra kernel command line, may be NULL */
     char *accel;        /* "tcg", "kvm", "kvm:tcg", ... */
+    char *pace;         /* ringside-serial pace=: "line" or "off" */
     char *outdir;       /* console.log, events.jsonl, qemu.log go here */
     int smp;
     int memory_mib;

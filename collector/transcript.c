@@ -65,8 +65,8 @@ static RsLine *line_finish(GByteArray *buf, const RsTxByte *first,
     l->text = g_malloc(buf->len + 1);
     memcpy(l->text, buf->data, buf->len);
     l->text[buf->len] = '\0';
-    l->vt_first_ns = first->vt_ns;
-    l->vt_last_ns = last->vt_ns;
+    l->vt_first_ns = first->wt_ns;
+    l->vt_last_ns = last->wt_ns;
     l->cpu = first->cpu;
     l->mixed_cpus = mixed;
     l->terminated = terminated;
@@ -89,6 +89,18 @@ RsTranscript *rs_transcript_build(const RsEventStream *s)
 
         if (b->loopback) {
             t->loopback_bytes++;
+            continue;
+        }
+        if (b->overrun) {
+            t->overrun_bytes++;
+            continue;
+        }
+        if (b->cleared) {
+            t->cleared_bytes++;
+            continue;
+        }
+        if (b->wt_ns < 0) {
+            t->unsent_bytes++;
             continue;
         }
         t->wire_bytes++;

@@ -10,8 +10,8 @@
 typedef struct {
     char *text;             /* without the line end, NUL-terminated */
     gsize len;
-    int64_t vt_first_ns;    /* virtual time of the first and last byte */
-    int64_t vt_last_ns;
+    int64_t vt_first_ns;    /* virtual time the first and last byte left */
+    int64_t vt_last_ns;     /* the wire (= when written, unless paced) */
     int cpu;                /* vCPU of the first byte */
     gboolean mixed_cpus;    /* bytes came from more than one vCPU */
     gboolean terminated;    /* ended with '\n' (not cut off) */
@@ -23,6 +23,9 @@ typedef struct {
     GPtrArray *lines;       /* RsLine */
     guint64 wire_bytes;     /* bytes that reached the wire */
     guint64 loopback_bytes; /* bytes written in loopback mode */
+    guint64 overrun_bytes;  /* lost to a full paced transmitter */
+    guint64 cleared_bytes;  /* discarded by a transmit FIFO reset */
+    guint64 unsent_bytes;   /* written, still queued when the guest ended */
 } RsTranscript;
 
 RsTranscript *rs_transcript_build(const RsEventStream *s);

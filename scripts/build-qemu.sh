@@ -20,6 +20,11 @@ CONFIGURE_ARGS=(--target-list=x86_64-softmmu --disable-docs --disable-user
     --disable-tools --disable-werror --without-default-features
     --enable-tcg --enable-kvm --disable-install-blobs
     "--firmwarepath=$(IFS=:; echo "${FIRMWARE_DIRS[*]}")")
+# QEMU's configure names the compiler itself, so meson does not add ccache
+# on its own; ask for it, or a fresh unpack would recompile everything.
+if command -v ccache >/dev/null; then
+    CONFIGURE_ARGS+=("--cc=ccache cc" "--cxx=ccache c++")
+fi
 
 # apt-get source needs deb-src lines; derive them from the deb lines the
 # machine already uses, so the same archive (or snapshot) serves both.

@@ -23,56 +23,13 @@
 #include "qemu/timer.h"
 #include "qemu/units.h"
 #include "qemu/log.h"
-#include "chardev/char-fe.h"
 #include "hw/acpi/acpi_aml_interface.h"
-#include "hw/char/serial.h"
 #include "hw/core/cpu.h"
-#include "hw/isa/isa.h"
 #include "hw/qdev-properties.h"
 #include "hw/qdev-properties-system.h"
 #include "migration/vmstate.h"
-#include "qom/object.h"
+#include "ringside-serial.h"
 #include "trace.h"
-
-#define TYPE_RINGSIDE_SERIAL "ringside-serial"
-OBJECT_DECLARE_SIMPLE_TYPE(RingsideSerialState, RINGSIDE_SERIAL)
-
-/* Version of the JSON Lines schema written to the events chardev. */
-#define RINGSIDE_EVENTS_VERSION 1
-
-/*
- * Bound on records queued while the events backend is not writable.  At
- * about 80 bytes a record this holds some 50,000 bytes of console output.
- */
-#define RINGSIDE_EVENTS_QUEUE_MAX (4 * MiB)
-
-/* Register offsets and bits of the 16550 that this file needs. */
-#define RS_REG_THR      0
-#define RS_LCR_DLAB     0x80
-#define RS_MCR_LOOP     0x10
-
-struct RingsideSerialState {
-    ISADevice parent_obj;
-
-    SerialState serial;
-    MemoryRegion io;
-
-    uint32_t index;
-    uint32_t iobase;
-    uint32_t isairq;
-    CharBackend events;
-
-    /* Records not yet accepted by the events backend. */
-    GByteArray *queue;
-    guint watch_tag;
-    /* Records dropped since the last "lost" record was written. */
-    uint64_t unreported_drops;
-
-    /* Counters, exported read-only as QOM properties. */
-    uint64_t tx_bytes;
-    uint64_t events_written;
-    uint64_t events_dropped;
-};
 
 static void ringside_events_flush(RingsideSerialState *s);
 
@@ -122,8 +79,7 @@ static void ringside_events_emit(RingsideSerialState *s, const char *line,
     ringside_events_flush(s);
 }
 
-static void G_GNUC_PRINTF(2, 3)
-ringside_events_printf(RingsideSerialState *s, const char *fmt, ...)
+void ringside_events_printf(RingsideSerialState *s, const char *fmt, ...)
 {
     char line[256];
     va_list ap;
@@ -150,7 +106,8 @@ ringside_events_printf(RingsideSerialState *s, const char *fmt, ...)
     ringside_events_emit(s, line, len);
 }
 
-static void ringside_record_tx(RingsideSerialState *s, uint8_t byte)
+/* Returns the byte's index in the stream ("i"). */
+static uint64_t ringside_record_tx(RingsideSerialState *s, uint8_t byte)
 {
     int64_t vt = qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL);
     int64_t ht = qemu_clock_get_ns(QEMU_CLOCK_HOST);
@@ -165,12 +122,16 @@ static void ringside_record_tx(RingsideSerialState *s, uint8_t byte)
                            ",\"cpu\":%d,\"b\":%u%s}\n",
                            RINGSIDE_EVENTS_VERSION, i, vt, ht, cpu, byte,
                            loop ? ",\"loop\":1" : "");
+    return i;
 }
 
 static uint64_t ringside_serial_read(void *opaque, hwaddr addr, unsigned size)
 {
     RingsideSerialState *s = opaque;
 
+    if (s->pace) {
+        return ringside_pace_read(s, addr);
+    }
     return serial_io_ops.read(&s->serial, addr, size);
 }
 
@@ -181,7 +142,15 @@ static void ringside_serial_write(void *opaque, hwaddr addr, uint64_t val,
 
     /* Offset 0 is the divisor latch while DLAB is set, THR otherwise. */
     if (addr == RS_REG_THR && !(s->serial.lcr & RS_LCR_DLAB)) {
-        ringside_record_tx(s, val);
+        uint64_t i = ringside_record_tx(s, val);
+
+        if (s->pace && !(s->serial.mcr & RS_MCR_LOOP)) {
+            ringside_pace_thr_write(s, val, i);
+            return;
+        }
+    } else if (s->pace) {
+        ringside_pace_write(s, addr, val);
+        return;
     }
     serial_io_ops.write(&s->serial, addr, val, size);
 }
@@ -210,13 +179,26 @@ static void ringside_serial_realize(DeviceState *dev, Error **errp)
                    s->isairq, ISA_NUM_IRQS - 1);
         return;
     }
+    if (!s->pace_mode || !strcmp(s->pace_mode, "off")) {
+        s->pace = false;
+    } else if (!strcmp(s->pace_mode, "line")) {
+        s->pace = true;
+    } else {
+        error_setg(errp, "pace=%s: expected off or line", s->pace_mode);
+        return;
+    }
     if (s->iobase > 0xfff8) {
         error_setg(errp, "iobase 0x%x leaves no room for 8 registers",
                    s->iobase);
         return;
     }
 
-    s->serial.irq = isa_get_irq(isadev, s->isairq);
+    s->irq = isa_get_irq(isadev, s->isairq);
+    if (s->pace) {
+        ringside_pace_realize(s);
+    } else {
+        s->serial.irq = s->irq;
+    }
     if (!qdev_realize(DEVICE(&s->serial), NULL, errp)) {
         return;
     }
@@ -228,9 +210,18 @@ static void ringside_serial_realize(DeviceState *dev, Error **errp)
 
     ringside_events_printf(s,
                            "{\"v\":%d,\"ev\":\"start\",\"dev\":\"%s\""
-                           ",\"iobase\":%u,\"irq\":%u}\n",
+                           ",\"iobase\":%u,\"irq\":%u,\"pace\":\"%s\"}\n",
                            RINGSIDE_EVENTS_VERSION, TYPE_RINGSIDE_SERIAL,
-                           s->iobase, s->isairq);
+                           s->iobase, s->isairq, s->pace ? "line" : "off");
+}
+
+static void ringside_serial_reset(DeviceState *dev)
+{
+    RingsideSerialState *s = RINGSIDE_SERIAL(dev);
+
+    if (s->pace) {
+        ringside_pace_reset(s);
+    }
 }
 
 static void ringside_serial_unrealize(DeviceState *dev)
@@ -243,6 +234,9 @@ static void ringside_serial_unrealize(DeviceState *dev)
     }
     qemu_chr_fe_deinit(&s->events, false);
     qdev_unrealize(DEVICE(&s->serial));
+    if (s->pace) {
+        ringside_pace_unrealize(s);
+    }
 }
 
 /* Describe the port in ACPI as a PNP0501 UART, as a COM port would be. */
@@ -272,6 +266,10 @@ static const VMStateDescription vmstate_ringside_serial = {
         VMSTATE_UINT64(events_written, RingsideSerialState),
         VMSTATE_UINT64(events_dropped, RingsideSerialState),
         VMSTATE_END_OF_LIST()
+    },
+    .subsections = (const VMStateDescription * []) {
+        &vmstate_ringside_pace,
+        NULL
     }
 };
 
@@ -280,6 +278,8 @@ static Property ringside_serial_properties[] = {
     DEFINE_PROP_UINT32("iobase", RingsideSerialState, iobase, 0x3f8),
     DEFINE_PROP_UINT32("irq", RingsideSerialState, isairq, 4),
     DEFINE_PROP_CHR("events", RingsideSerialState, events),
+    /* off: QEMU's instant transmitter; line: paced at the programmed rate */
+    DEFINE_PROP_STRING("pace", RingsideSerialState, pace_mode),
     DEFINE_PROP_END_OF_LIST(),
 };
 
@@ -298,6 +298,12 @@ static void ringside_serial_instance_init(Object *obj)
                                    OBJ_PROP_FLAG_READ);
     object_property_add_uint64_ptr(obj, "events-dropped", &s->events_dropped,
                                    OBJ_PROP_FLAG_READ);
+    object_property_add_uint64_ptr(obj, "tx-overruns", &s->tx_overruns,
+                                   OBJ_PROP_FLAG_READ);
+    object_property_add_uint64_ptr(obj, "tx-refused", &s->tx_refused,
+                                   OBJ_PROP_FLAG_READ);
+    object_property_add_uint64_ptr(obj, "tx-cleared", &s->tx_cleared,
+                                   OBJ_PROP_FLAG_READ);
 }
 
 static void ringside_serial_instance_finalize(Object *obj)
@@ -315,6 +321,7 @@ static void ringside_serial_class_init(ObjectClass *klass, void *data)
     dc->desc = "16550A UART that timestamps and reports every transmitted byte";
     dc->realize = ringside_serial_realize;
     dc->unrealize = ringside_serial_unrealize;
+    dc->reset = ringside_serial_reset;
     dc->vmsd = &vmstate_ringside_serial;
     adevc->build_dev_aml = ringside_serial_build_aml;
     device_class_set_props(dc, ringside_serial_properties);

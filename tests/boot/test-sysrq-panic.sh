@@ -42,25 +42,35 @@ check "/init announced its case in the kernel log" \
 verify() {
     python3 - "$out/run/events.jsonl" "$out/run/console.log" <<'PY'
 import json, sys
-wire, vts, cpus, idx = bytearray(), [], set(), []
+wire, vts, cpus, idx, paced, wired, tx = bytearray(), [], set(), [], False, [], {}
 with open(sys.argv[1]) as f:
     for line in f:
         e = json.loads(line)
         assert e["v"] == 1, e
-        if e["ev"] == "tx":
+        if e["ev"] == "start":
+            paced = e.get("pace") == "line"
+        elif e["ev"] == "tx":
             idx.append(e["i"])
             vts.append(e["vt"])
             cpus.add(e["cpu"])
-            if not e.get("loop"):
+            tx[e["i"]] = e
+            if not paced and not e.get("loop"):
                 wire.append(e["b"])
+        elif e["ev"] == "wire":
+            wired.append(e["wt"])
+            if not e.get("refused"):
+                wire.append(tx[e["i"]]["b"])
 console = open(sys.argv[2], "rb").read()
 problems = []
 if bytes(wire) != console:
     problems.append("events (%d bytes) != console.log (%d bytes)" % (len(wire), len(console)))
 if idx != list(range(len(idx))):
     problems.append("byte indexes are not 0..n-1")
-if any(b < a for a, b in zip(vts, vts[1:])):
-    problems.append("virtual times go backwards")
+for name, ts in (("write", vts), ("wire", wired)):
+    if any(b < a for a, b in zip(ts, ts[1:])):
+        problems.append(name + " times go backwards")
+if paced and len(wired) < 1000:
+    problems.append("paced, but only %d wire events" % len(wired))
 if -1 in cpus:
     problems.append("a byte not written by a vCPU")
 for p in problems:
@@ -68,7 +78,7 @@ for p in problems:
 sys.exit(1 if problems else 0)
 PY
 }
-check "event stream == console bytes, indexes dense, times monotonic" verify
+check "event stream == console bytes, indexes dense, times monotonic (paced)" verify
 check "console bytes present" test -s "$out/run/console.log"
 [ "$failed" -eq 0 ] || { sed 's/^/# stdout: /' "$out/stdout" | tail -n 40; }
 exit $((failed > 0))

@@ -22,7 +22,15 @@
 #define REG_LCR     3
 #define REG_MCR     4
 #define REG_LSR     5
+#define REG_IER     1
+#define REG_IIR     2
+#define REG_FCR     2
+#define IER_THRI    0x02
+#define IIR_ID      0x0f
+#define IIR_THRI    0x02
+#define FCR_ENABLE_RESET 0x07
 #define LCR_8N1     0x03
+#define LCR_7E2     0x1e        /* 7 data bits, even parity, 2 stop bits */
 #define LCR_DLAB    0x80
 #define MCR_LOOP    0x10
 #define LSR_THRE    0x20
@@ -41,7 +49,8 @@ typedef struct Fixture {
     QTestState *qts;
 } Fixture;
 
-static void fixture_start(Fixture *f, EventsBackend backend)
+static void fixture_start_opts(Fixture *f, EventsBackend backend,
+                               const char *dev_opts)
 {
     g_autoptr(GError) err = NULL;
     g_autofree char *events_opts = NULL;
@@ -65,9 +74,15 @@ static void fixture_start(Fixture *f, EventsBackend backend)
     }
     f->qts = qtest_initf("-nodefaults -machine pc "
                          "-chardev file,id=con,path=%s %s "
-                         "-device ringside-serial,id=rs,chardev=con%s",
+                         "-device ringside-serial,id=rs,chardev=con%s%s",
                          f->console, events_opts,
-                         backend == EVENTS_NONE ? "" : ",events=ev");
+                         backend == EVENTS_NONE ? "" : ",events=ev",
+                         dev_opts);
+}
+
+static void fixture_start(Fixture *f, EventsBackend backend)
+{
+    fixture_start_opts(f, backend, "");
 }
 
 static void fixture_stop(Fixture *f)
@@ -266,6 +281,212 @@ static void test_events_backpressure(void)
     fixture_stop(&f);
 }
 
+/* ---- pace=line ---------------------------------------------------------- */
+
+static void uart_setup(QTestState *qts, uint16_t divisor, uint8_t lcr,
+                       bool fifo)
+{
+    qtest_outb(qts, COM1 + REG_LCR, lcr | LCR_DLAB);
+    qtest_outb(qts, COM1 + REG_DLL, divisor & 0xff);
+    qtest_outb(qts, COM1 + REG_DLM, divisor >> 8);
+    qtest_outb(qts, COM1 + REG_LCR, lcr);
+    qtest_outb(qts, COM1 + REG_FCR, fifo ? FCR_ENABLE_RESET : 0);
+}
+
+static uint8_t lsr(QTestState *qts)
+{
+    return qtest_inb(qts, COM1 + REG_LSR);
+}
+
+/* Let virtual time run to the next timer until LSR has @bits. */
+static void wait_lsr(QTestState *qts, uint8_t bits)
+{
+    int i;
+
+    for (i = 0; !(lsr(qts) & bits); i++) {
+        g_assert_cmpint(i, <, 100);
+        qtest_clock_step_next(qts);
+    }
+}
+
+typedef struct {
+    uint16_t divisor;
+    uint8_t lcr;
+    unsigned bits;          /* per character, start and stop included */
+} LineRate;
+
+/*
+ * Push 1,000 bytes as the 8250 console does, polling LSR.THRE before each;
+ * the virtual time it takes must be 1,000 character times within 2%.
+ */
+static void test_pace_rate(const void *opaque)
+{
+    const LineRate *r = opaque;
+    const unsigned n = 1000;
+    Fixture f = { 0 };
+    g_autofree char *console = NULL;
+    g_autoptr(GPtrArray) ev = NULL;
+    double expected, elapsed;
+    int64_t t0;
+    unsigned i, wires = 0;
+
+    fixture_start_opts(&f, EVENTS_FILE, ",pace=line");
+    uart_setup(f.qts, r->divisor, r->lcr, true);
+    t0 = qtest_clock_step(f.qts, 0);
+    for (i = 0; i < n; i++) {
+        wait_lsr(f.qts, LSR_THRE);
+        uart_put(f.qts, 'A' + i % 26);
+    }
+    wait_lsr(f.qts, LSR_TEMT);
+    elapsed = qtest_clock_step(f.qts, 0) - t0;
+    expected = n * r->bits * 1e9 / (115200.0 / r->divisor);
+    g_test_message("%u bytes at divisor %u, %u bits: %.3f ms (expected %.3f)",
+                   n, r->divisor, r->bits, elapsed / 1e6, expected / 1e6);
+    g_assert_cmpfloat(elapsed, >=, expected * 0.98);
+    g_assert_cmpfloat(elapsed, <=, expected * 1.02);
+
+    console = read_file(f.console);
+    g_assert_cmpuint(strlen(console), ==, n);
+    ev = read_events(f.events);
+    for (i = 0; i < ev->len; i++) {
+        QDict *e = ev->pdata[i];
+
+        if (!strcmp(qdict_get_str(e, "ev"), "wire")) {
+            g_assert_cmpint(qdict_get_int(e, "i"), ==, wires);
+            wires++;
+        }
+    }
+    g_assert_cmpuint(wires, ==, n);
+    g_assert_cmpuint(rs_counter(f.qts, "tx-overruns"), ==, 0);
+    fixture_stop(&f);
+}
+
+/*
+ * THRE means the FIFO is empty: the first byte goes straight to the shift
+ * register, the next 16 fill the FIFO, one more is lost (counted), and
+ * TEMT comes only when the last byte has left the wire.
+ */
+static void test_pace_fifo_depth(void)
+{
+    Fixture f = { 0 };
+    g_autofree char *console = NULL;
+    unsigned i;
+
+    fixture_start_opts(&f, EVENTS_FILE, ",pace=line");
+    uart_setup(f.qts, 1, LCR_8N1, true);
+    uart_put(f.qts, '0');
+    g_assert_cmphex(lsr(f.qts) & (LSR_THRE | LSR_TEMT), ==, LSR_THRE);
+    for (i = 1; i <= 16; i++) {
+        uart_put(f.qts, 'a' + i);
+        g_assert_cmphex(lsr(f.qts) & (LSR_THRE | LSR_TEMT), ==, 0);
+    }
+    g_assert_cmpuint(rs_counter(f.qts, "tx-overruns"), ==, 0);
+    uart_put(f.qts, 'X');
+    g_assert_cmpuint(rs_counter(f.qts, "tx-overruns"), ==, 1);
+    /* Nothing reaches the wire before its time. */
+    console = read_file(f.console);
+    g_assert_cmpstr(console, ==, "");
+    g_free(g_steal_pointer(&console));
+    wait_lsr(f.qts, LSR_TEMT);
+    console = read_file(f.console);
+    g_assert_cmpstr(console, ==, "0bcdefghijklmnopq");
+    fixture_stop(&f);
+}
+
+/* A transmit FIFO reset discards what waits, and says so byte by byte. */
+static void test_pace_fifo_clear(void)
+{
+    Fixture f = { 0 };
+    g_autofree char *console = NULL;
+    g_autoptr(GPtrArray) ev = NULL;
+    unsigned i, cleared = 0;
+
+    fixture_start_opts(&f, EVENTS_FILE, ",pace=line");
+    uart_setup(f.qts, 1, LCR_8N1, true);
+    for (i = 0; i < 6; i++) {
+        uart_put(f.qts, 'a' + i);
+    }
+    qtest_outb(f.qts, COM1 + REG_FCR, FCR_ENABLE_RESET);
+    g_assert_cmpuint(rs_counter(f.qts, "tx-cleared"), ==, 5);
+    g_assert_cmphex(lsr(f.qts) & LSR_THRE, ==, LSR_THRE);
+    wait_lsr(f.qts, LSR_TEMT);
+    console = read_file(f.console);
+    g_assert_cmpstr(console, ==, "a");
+    ev = read_events(f.events);
+    for (i = 0; i < ev->len; i++) {
+        if (!strcmp(qdict_get_str(ev->pdata[i], "ev"), "cleared")) {
+            g_assert_cmpint(qdict_get_int(ev->pdata[i], "i"), ==, 1 + cleared);
+            cleared++;
+        }
+    }
+    g_assert_cmpuint(cleared, ==, 5);
+    fixture_stop(&f);
+}
+
+/* Without the FIFO the transmitter holds one byte plus the shift register. */
+static void test_pace_no_fifo(void)
+{
+    Fixture f = { 0 };
+
+    fixture_start_opts(&f, EVENTS_FILE, ",pace=line");
+    uart_setup(f.qts, 1, LCR_8N1, false);
+    uart_put(f.qts, 'a');
+    uart_put(f.qts, 'b');
+    g_assert_cmphex(lsr(f.qts) & LSR_THRE, ==, 0);
+    uart_put(f.qts, 'c');
+    g_assert_cmpuint(rs_counter(f.qts, "tx-overruns"), ==, 1);
+    fixture_stop(&f);
+}
+
+/* The THRE interrupt fires when the FIFO drains, and IIR reports it. */
+static void test_pace_thre_irq(void)
+{
+    Fixture f = { 0 };
+    unsigned i;
+
+    fixture_start_opts(&f, EVENTS_FILE, ",pace=line");
+    qtest_irq_intercept_in(f.qts, "ioapic");
+    uart_setup(f.qts, 1, LCR_8N1, true);
+    for (i = 0; i < 5; i++) {
+        uart_put(f.qts, 'a' + i);
+    }
+    qtest_outb(f.qts, COM1 + REG_IER, IER_THRI);
+    g_assert_false(qtest_get_irq(f.qts, 4));
+    g_assert_cmphex(qtest_inb(f.qts, COM1 + REG_IIR) & IIR_ID, !=, IIR_THRI);
+    /* Four bytes wait in the FIFO: the interrupt needs four char times. */
+    for (i = 0; i < 4; i++) {
+        g_assert_false(qtest_get_irq(f.qts, 4));
+        qtest_clock_step_next(f.qts);
+    }
+    g_assert_true(qtest_get_irq(f.qts, 4));
+    g_assert_cmphex(lsr(f.qts) & (LSR_THRE | LSR_TEMT), ==, LSR_THRE);
+    g_assert_cmphex(qtest_inb(f.qts, COM1 + REG_IIR) & IIR_ID, ==, IIR_THRI);
+    /* Reading IIR acknowledged it. */
+    g_assert_false(qtest_get_irq(f.qts, 4));
+    g_assert_cmphex(qtest_inb(f.qts, COM1 + REG_IER), ==, IER_THRI);
+    fixture_stop(&f);
+}
+
+/* A divisor of 0 is defined (QEMU's 3500 baud), not a hang or a storm. */
+static void test_pace_divisor0(void)
+{
+    Fixture f = { 0 };
+    g_autofree char *console = NULL;
+    int64_t t0, dt;
+
+    fixture_start_opts(&f, EVENTS_FILE, ",pace=line");
+    uart_setup(f.qts, 0, LCR_8N1, true);
+    t0 = qtest_clock_step(f.qts, 0);
+    uart_put(f.qts, 'z');
+    wait_lsr(f.qts, LSR_TEMT);
+    dt = qtest_clock_step(f.qts, 0) - t0;
+    g_assert_cmpint(dt, >, 2000000);
+    g_assert_cmpint(dt, <, 4000000);
+    console = read_file(f.console);
+    g_assert_cmpstr(console, ==, "z");
+    fixture_stop(&f);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -275,5 +496,27 @@ int main(int argc, char **argv)
                    test_no_events_chardev);
     qtest_add_func("/ringside-serial/events-backpressure",
                    test_events_backpressure);
+    {
+        static const LineRate rates[] = {
+            { 1, LCR_8N1, 10 },     /* 115200 8N1 */
+            { 12, LCR_8N1, 10 },    /* 9600 8N1 */
+            { 1, LCR_7E2, 11 },     /* 115200 7E2 */
+        };
+        static const char *const names[] = { "115200-8n1", "9600-8n1",
+                                             "115200-7e2" };
+        int i;
+
+        for (i = 0; i < ARRAY_SIZE(rates); i++) {
+            g_autofree char *path = g_strdup_printf(
+                "/ringside-serial/pace/rate-%s", names[i]);
+
+            qtest_add_data_func(path, &rates[i], test_pace_rate);
+        }
+    }
+    qtest_add_func("/ringside-serial/pace/fifo-depth", test_pace_fifo_depth);
+    qtest_add_func("/ringside-serial/pace/fifo-clear", test_pace_fifo_clear);
+    qtest_add_func("/ringside-serial/pace/no-fifo", test_pace_no_fifo);
+    qtest_add_func("/ringside-serial/pace/thre-irq", test_pace_thre_irq);
+    qtest_add_func("/ringside-serial/pace/divisor0", test_pace_divisor0);
     return g_test_run();
 }

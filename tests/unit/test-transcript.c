@@ -122,6 +122,38 @@ static void test_gaps_and_lost(void)
     g_assert_cmpuint(s->tx->len, ==, 2);
 }
 
+/* pace=line: line times are wire times; lost bytes are not on the wire. */
+static void test_paced(void)
+{
+    g_autoptr(GString) ev = g_string_new(
+        "{\"v\":1,\"ev\":\"start\",\"pace\":\"line\"}\n");
+    g_autoptr(GError) err = NULL;
+    g_autoptr(RsEventStream) s = NULL;
+    g_autoptr(RsTranscript) t = NULL;
+    RsLine *l;
+    guint64 i = 0;
+
+    append_tx(ev, &i, 100, 0, "ab\ncd");
+    g_string_append(ev, "{\"v\":1,\"ev\":\"wire\",\"i\":0,\"wt\":1000}\n"
+                    "{\"v\":1,\"ev\":\"wire\",\"i\":1,\"wt\":2000}\n"
+                    "{\"v\":1,\"ev\":\"wire\",\"i\":2,\"wt\":3000}\n"
+                    "{\"v\":1,\"ev\":\"overrun\",\"i\":3}\n"
+                    "{\"v\":1,\"ev\":\"cleared\",\"i\":4}\n");
+    s = load(ev->str, &err);
+    g_assert_no_error(err);
+    g_assert_true(s->paced);
+    t = rs_transcript_build(s);
+    g_assert_cmpuint(t->lines->len, ==, 1);
+    l = t->lines->pdata[0];
+    g_assert_cmpstr(l->text, ==, "ab");
+    g_assert_cmpint(l->vt_first_ns, ==, 1000);
+    g_assert_cmpint(l->vt_last_ns, ==, 3000);
+    g_assert_cmpuint(t->overrun_bytes, ==, 1);
+    g_assert_cmpuint(t->cleared_bytes, ==, 1);
+    g_assert_cmpuint(t->unsent_bytes, ==, 0);
+    g_assert_cmpuint(t->wire_bytes, ==, 3);
+}
+
 static void test_bad_streams(void)
 {
     static const struct {
@@ -145,6 +177,13 @@ static void test_bad_streams(void)
           "\"b\":1}\n", "no \"start\" record" },
         { "{\"v\":1,\"ev\":\"start\"}\n{\"v\":1,\"ev\":\"lost\"}\n",
           "malformed \"lost\"" },
+        { "{\"v\":1,\"ev\":\"start\",\"pace\":\"line\"}\n"
+          "{\"v\":1,\"ev\":\"wire\",\"i\":0,\"wt\":5}\n",
+          "was not written" },
+        { "{\"v\":1,\"ev\":\"start\",\"pace\":\"line\"}\n"
+          "{\"v\":1,\"ev\":\"tx\",\"i\":0,\"vt\":9,\"ht\":1,\"cpu\":0,"
+          "\"b\":1}\n{\"v\":1,\"ev\":\"wire\",\"i\":0,\"wt\":5}\n",
+          "already accounted" },
     };
     guint i;
 
@@ -193,6 +232,7 @@ int main(int argc, char **argv)
     g_test_add_func("/transcript/mixed-and-loopback", test_mixed_and_loopback);
     g_test_add_func("/events/gaps-and-lost", test_gaps_and_lost);
     g_test_add_func("/events/bad-streams", test_bad_streams);
+    g_test_add_func("/transcript/paced", test_paced);
     g_test_add_func("/events/missing-file", test_missing_file);
     g_test_add_func("/transcript/printk-ts", test_printk_ts);
     return g_test_run();

@@ -1,0 +1,112 @@
+/*
+ * ringside-serial: state shared by the device (ringside-serial.c) and its
+ * line-rate transmitter model (ringside-pace.c).
+ *
+ * Copyright (c) 2026 The ringside authors
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+
+#ifndef HW_CHAR_RINGSIDE_SERIAL_H
+#define HW_CHAR_RINGSIDE_SERIAL_H
+
+#include "chardev/char-fe.h"
+#include "hw/char/serial.h"
+#include "hw/isa/isa.h"
+#include "qom/object.h"
+
+#define TYPE_RINGSIDE_SERIAL "ringside-serial"
+OBJECT_DECLARE_SIMPLE_TYPE(RingsideSerialState, RINGSIDE_SERIAL)
+
+/* Version of the JSON Lines schema written to the events chardev. */
+#define RINGSIDE_EVENTS_VERSION 1
+
+/*
+ * Bound on records queued while the events backend is not writable.  At
+ * about 80 bytes a record this holds some 50,000 bytes of console output.
+ */
+#define RINGSIDE_EVENTS_QUEUE_MAX (4 * MiB)
+
+/* The 16550 registers and bits this device looks at. */
+#define RS_REG_THR      0
+#define RS_REG_IER      1
+#define RS_REG_IIR      2       /* read */
+#define RS_REG_FCR      2       /* write */
+#define RS_REG_LCR      3
+#define RS_REG_LSR      5
+#define RS_IER_THRI     0x02
+#define RS_IIR_ID       0x0f
+#define RS_IIR_NO_INT   0x01
+#define RS_IIR_MSI      0x00
+#define RS_IIR_THRI     0x02
+#define RS_FCR_FE       0x01
+#define RS_FCR_XFR      0x04
+#define RS_LCR_DLAB     0x80
+#define RS_LSR_THRE     0x20
+#define RS_LSR_TEMT     0x40
+#define RS_MCR_LOOP     0x10
+
+/* A 16550A's transmit FIFO. */
+#define RS_TX_FIFO      16
+
+struct RingsideSerialState {
+    ISADevice parent_obj;
+
+    SerialState serial;
+    MemoryRegion io;
+
+    uint32_t index;
+    uint32_t iobase;
+    uint32_t isairq;
+    char *pace_mode;
+    CharBackend events;
+
+    /* Records not yet accepted by the events backend. */
+    GByteArray *queue;
+    guint watch_tag;
+    /* Records dropped since the last "lost" record was written. */
+    uint64_t unreported_drops;
+
+    /* Counters, exported read-only as QOM properties. */
+    uint64_t tx_bytes;
+    uint64_t events_written;
+    uint64_t events_dropped;
+    uint64_t tx_overruns;
+    uint64_t tx_refused;
+    uint64_t tx_cleared;
+
+    /*
+     * pace=line: this device, not the embedded UART, runs the transmitter.
+     * The UART never sees THR writes or IER.THRI; its interrupt output goes
+     * to uart_irq() and is combined here with the THRE interrupt.
+     */
+    bool pace;
+    qemu_irq irq;               /* the ISA interrupt line */
+    bool uart_irq_level;
+    uint8_t ier;                /* what the guest wrote to IER */
+    bool thri_pending;
+    uint8_t txq[RS_TX_FIFO];    /* bytes waiting for the shift register */
+    uint64_t txq_index[RS_TX_FIFO];   /* their byte indexes (events "i") */
+    uint8_t txq_head, txq_len;
+    bool tsr_busy;              /* a byte is on the wire */
+    uint8_t tsr;
+    uint64_t tsr_index;
+    uint8_t tsr_retries;
+    QEMUTimer *tx_timer;
+    bool divisor0_logged, overrun_logged;
+};
+
+/* ringside-serial.c */
+void ringside_events_printf(RingsideSerialState *s, const char *fmt, ...)
+    G_GNUC_PRINTF(2, 3);
+
+/* ringside-pace.c: the line-rate transmitter, used when s->pace. */
+void ringside_pace_realize(RingsideSerialState *s);
+void ringside_pace_unrealize(RingsideSerialState *s);
+void ringside_pace_reset(RingsideSerialState *s);
+void ringside_pace_thr_write(RingsideSerialState *s, uint8_t byte,
+                             uint64_t index);
+uint64_t ringside_pace_read(RingsideSerialState *s, hwaddr addr);
+void ringside_pace_write(RingsideSerialState *s, hwaddr addr, uint8_t val);
+extern const VMStateDescription vmstate_ringside_pace;
+
+#endif
