@@ -41,6 +41,7 @@ static const struct {
     { "dmesg-hang", END_TIMEOUT },
     { "hang", END_TIMEOUT },
     { "kmsg-fill-hang", END_TIMEOUT },
+    { "storm-panic", END_PANIC },
 };
 
 static gboolean line_has(const RsLine *l, const char *needle)

@@ -13,13 +13,16 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/reboot.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <termios.h>
 #include <unistd.h>
 
@@ -162,23 +165,22 @@ static void __attribute__((noreturn)) power_off(void)
 }
 
 /*
- * Find the value of the last ringside.case= on the kernel command line
- * (the kernel's convention: a later parameter overrides an earlier one).
+ * Find the value of the last @param (e.g. "ringside.case=") on the kernel
+ * command line (the kernel's convention: a later parameter overrides an
+ * earlier one).  Returns false, leaving @val untouched, if it is absent.
  */
-static void get_case(char *name, size_t size)
+static bool get_param(const char *param, char *val, size_t size)
 {
 	char cmdline[CMDLINE_MAX];
-	const char *p, *val = NULL;
-	size_t len = 0;
+	const char *p, *found = NULL;
+	size_t len = 0, plen = strlen(param);
 	ssize_t n;
 	int fd;
-
-	snprintf(name, size, "%s", DEFAULT_CASE);
 
 	fd = open("/proc/cmdline", O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
 		con_perror("open /proc/cmdline");
-		return;
+		return false;
 	}
 	n = read(fd, cmdline, sizeof(cmdline) - 1);
 	if (n < 0) {
@@ -194,19 +196,25 @@ static void get_case(char *name, size_t size)
 
 		p += strspn(p, " \t\n");
 		word = strcspn(p, " \t\n");
-		if (word > strlen(CASE_PARAM) &&
-		    strncmp(p, CASE_PARAM, strlen(CASE_PARAM)) == 0) {
-			val = p + strlen(CASE_PARAM);
-			len = word - strlen(CASE_PARAM);
+		if (word > plen && strncmp(p, param, plen) == 0) {
+			found = p + plen;
+			len = word - plen;
 		}
 		p += word;
 	}
-	if (val) {
-		if (len >= size)
-			len = size - 1;
-		memcpy(name, val, len);
-		name[len] = '\0';
-	}
+	if (!found)
+		return false;
+	if (len >= size)
+		len = size - 1;
+	memcpy(val, found, len);
+	val[len] = '\0';
+	return true;
+}
+
+static void get_case(char *name, size_t size)
+{
+	if (!get_param(CASE_PARAM, name, size))
+		snprintf(name, size, "%s", DEFAULT_CASE);
 }
 
 /* ---- cases ---------------------------------------------------------------
@@ -428,6 +436,81 @@ static int case_kmsg_fill_hang(void)
 	return case_hang();
 }
 
+/*
+ * printk storm, then panic: ringside.storm=N children (default 3), each
+ * pinned to CPU 1..N, write KERN_WARNING records to /dev/kmsg without
+ * pause (boot with printk.devkmsg=on); after ringside.storm_ms (default
+ * 1000) init panics from task context on CPU 0 through sysrq.
+ */
+static void pin_to_cpu(int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	if (sched_setaffinity(0, sizeof(set), &set) < 0)
+		con_perror("sched_setaffinity");
+}
+
+static void __attribute__((noreturn)) storm_writer(int cpu)
+{
+	char buf[128];
+	unsigned long i;
+	int fd, n;
+
+	pin_to_cpu(cpu);
+	fd = open("/dev/kmsg", O_WRONLY | O_CLOEXEC);
+	if (fd < 0) {
+		con_perror("open /dev/kmsg");
+		_exit(1);
+	}
+	for (i = 0;; i++) {
+		n = snprintf(buf, sizeof(buf),
+			     "<4>ringside-storm cpu%d %08lu a line of storm\n",
+			     cpu, i);
+		/* EINVAL etc. would repeat forever: stop on any error. */
+		if (write(fd, buf, (size_t)n) < 0 && errno != EINTR) {
+			con_perror("write /dev/kmsg");
+			_exit(1);
+		}
+	}
+}
+
+static int case_storm_panic(void)
+{
+	char val[16];
+	int writers = 3, ms = 1000, i;
+	struct timespec ts;
+
+	if (get_param("ringside.storm=", val, sizeof(val)))
+		writers = atoi(val);
+	if (get_param("ringside.storm_ms=", val, sizeof(val)))
+		ms = atoi(val);
+	if (writers < 0 || writers > 63 || ms < 0 || ms > 600000) {
+		con_printf("ringside-init: bad ringside.storm or storm_ms\n");
+		return -1;
+	}
+	pin_to_cpu(0);
+	kmsg_log("ringside-init: storm from %d CPUs for %d ms, then panic",
+		 writers, ms);
+	console_drain();
+	for (i = 1; i <= writers; i++) {
+		pid_t pid = fork();
+
+		if (pid < 0) {
+			con_perror("fork");
+			return -1;
+		}
+		if (pid == 0)
+			storm_writer(i);
+	}
+	ts.tv_sec = ms / 1000;
+	ts.tv_nsec = (long)(ms % 1000) * 1000000L;
+	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+		;
+	return case_sysrq_panic();
+}
+
 /* Add new cases here; the name is what ringside.case= selects. */
 static const struct ringside_case {
 	const char *name;
@@ -439,6 +522,7 @@ static const struct ringside_case {
 	{ "hang",		case_hang },
 	{ "dmesg-hang",		case_dmesg_hang },
 	{ "kmsg-fill-hang",	case_kmsg_fill_hang },
+	{ "storm-panic",	case_storm_panic },
 };
 
 int main(void)

@@ -325,6 +325,11 @@ static void ringside_serial_class_init(ObjectClass *klass, void *data)
     dc->vmsd = &vmstate_ringside_serial;
     adevc->build_dev_aml = ringside_serial_build_aml;
     device_class_set_props(dc, ringside_serial_properties);
+    object_class_property_set_description(klass, "pace",
+        "off (default): send each byte at once, as QEMU's 16550 does; "
+        "line: send at the baud rate and frame the guest programmed");
+    object_class_property_set_description(klass, "events",
+        "chardev for the JSON Lines event stream");
     set_bit(DEVICE_CATEGORY_INPUT, dc->categories);
 }
 
