@@ -283,27 +283,35 @@ static Property ringside_serial_properties[] = {
     DEFINE_PROP_END_OF_LIST(),
 };
 
+/* Read-only QOM counters (README: "QOM counters"). */
+static const struct {
+    const char *name;
+    size_t off;
+} ringside_counters[] = {
+    { "tx-bytes", offsetof(RingsideSerialState, tx_bytes) },
+    { "events-written", offsetof(RingsideSerialState, events_written) },
+    { "events-dropped", offsetof(RingsideSerialState, events_dropped) },
+    { "tx-overruns", offsetof(RingsideSerialState, tx_overruns) },
+    { "tx-refused", offsetof(RingsideSerialState, tx_refused) },
+    { "tx-cleared", offsetof(RingsideSerialState, tx_cleared) },
+};
+
 static void ringside_serial_instance_init(Object *obj)
 {
     RingsideSerialState *s = RINGSIDE_SERIAL(obj);
+    size_t i;
 
     object_initialize_child(obj, "serial", &s->serial, TYPE_SERIAL);
     /* chardev, baudbase and wakeup are the embedded UART's own. */
     qdev_alias_all_properties(DEVICE(&s->serial), obj);
 
     s->queue = g_byte_array_new();
-    object_property_add_uint64_ptr(obj, "tx-bytes", &s->tx_bytes,
-                                   OBJ_PROP_FLAG_READ);
-    object_property_add_uint64_ptr(obj, "events-written", &s->events_written,
-                                   OBJ_PROP_FLAG_READ);
-    object_property_add_uint64_ptr(obj, "events-dropped", &s->events_dropped,
-                                   OBJ_PROP_FLAG_READ);
-    object_property_add_uint64_ptr(obj, "tx-overruns", &s->tx_overruns,
-                                   OBJ_PROP_FLAG_READ);
-    object_property_add_uint64_ptr(obj, "tx-refused", &s->tx_refused,
-                                   OBJ_PROP_FLAG_READ);
-    object_property_add_uint64_ptr(obj, "tx-cleared", &s->tx_cleared,
-                                   OBJ_PROP_FLAG_READ);
+    for (i = 0; i < ARRAY_SIZE(ringside_counters); i++) {
+        object_property_add_uint64_ptr(obj, ringside_counters[i].name,
+                                       (uint64_t *)((char *)s +
+                                                    ringside_counters[i].off),
+                                       OBJ_PROP_FLAG_READ);
+    }
 }
 
 static void ringside_serial_instance_finalize(Object *obj)
