@@ -37,10 +37,13 @@ def text(path):
     lines = []
     for l in open(path, errors="replace").read().split("\n"):
         m = re.match(r"^ *[0-9.]+ cpu[0-9]+ *[ +]\| (.*)$", l)
-        if m:
+        if not m:
+            continue
+        # A lost newline joins two records: split at each stamp.
+        for part in re.split(r"(?=\[ *[0-9]+\.[0-9]{6}\])", m.group(1)):
             # Loose on purpose: an overrun can eat bytes of the stamp too.
-            t = re.sub(r"^\[[^\]]*\](\[ *[TC][0-9]+\])? ?", "", m.group(1))
-            if not TIMING.match(t):
+            t = re.sub(r"^\[?[ 0-9.]*\]?(\[?[ TC0-9]*\])? ?", "", part)
+            if part and not TIMING.match(t):
                 lines.append(t)
     return lines
 def overruns(path):
