@@ -622,6 +622,21 @@ int rs_note_scan(rs_read_fn rd, void *opaque, uint64_t gpa,
         return RS_ERR_NOT_FOUND;
     }
     cur = (gpa + c.step - 1) & ~(c.step - 1);
+    if (flags & RS_SCAN_PAGE_STARTS) {
+        /* Only a header at a page start can match: read just those bytes. */
+        uint8_t hdr[RS_NOTE_HDR_SIZE];
+
+        for (; cur < end; cur += 4096) {
+            if (rd(opaque, cur, hdr, sizeof(hdr)) == 0 && hdr[0] == 11 &&
+                scan_candidate(&c, cur, hdr)) {
+                return RS_OK;
+            }
+            if (cur > UINT64_MAX - 4096) {
+                break;
+            }
+        }
+        return RS_ERR_NOT_FOUND;
+    }
     chunk = work_len < RS_READ_MAX ? work_len : RS_READ_MAX;
     chunk &= ~(uint64_t)4095;
 

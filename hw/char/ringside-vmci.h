@@ -141,8 +141,9 @@ const char *rs_note_find(const void *buf, size_t len, size_t *text_len,
 
 /*
  * Scan guest physical memory [gpa, gpa + max_bytes) for a VMCOREINFO note
- * through rd, checking page starts only (RS_SCAN_PAGE_STARTS) or every
- * 4-byte aligned offset. work/work_len is scratch space for chunked reads
+ * through rd, checking page starts only (RS_SCAN_PAGE_STARTS: one 24-byte
+ * read per page, the kernel's note being page-aligned) or every 4-byte
+ * aligned offset. work/work_len is scratch space for chunked reads
  * (at least 4 KiB; 64 KiB is a good size; chunks are capped at
  * RS_READ_MAX); an unreadable chunk is retried page by page and unreadable
  * pages are skipped. A header that straddles a chunk end is read on its own
