@@ -187,6 +187,14 @@ static void ringside_serial_realize(DeviceState *dev, Error **errp)
         error_setg(errp, "pace=%s: expected off or line", s->pace_mode);
         return;
     }
+    if (!s->ring_mode || !strcmp(s->ring_mode, "auto")) {
+        s->ring_auto = true;
+    } else if (!strcmp(s->ring_mode, "off")) {
+        s->ring_auto = false;
+    } else {
+        error_setg(errp, "ring=%s: expected auto or off", s->ring_mode);
+        return;
+    }
     if (s->iobase > 0xfff8) {
         error_setg(errp, "iobase 0x%x leaves no room for 8 registers",
                    s->iobase);
@@ -213,6 +221,9 @@ static void ringside_serial_realize(DeviceState *dev, Error **errp)
                            ",\"iobase\":%u,\"irq\":%u,\"pace\":\"%s\"}\n",
                            RINGSIDE_EVENTS_VERSION, TYPE_RINGSIDE_SERIAL,
                            s->iobase, s->isairq, s->pace ? "line" : "off");
+    if (s->ring_auto) {
+        ringside_attach_realize(s);
+    }
 }
 
 static void ringside_serial_reset(DeviceState *dev)
@@ -221,6 +232,9 @@ static void ringside_serial_reset(DeviceState *dev)
 
     if (s->pace) {
         ringside_pace_reset(s);
+    }
+    if (s->ring_auto) {
+        ringside_attach_reset(s);
     }
 }
 
@@ -236,6 +250,9 @@ static void ringside_serial_unrealize(DeviceState *dev)
     qdev_unrealize(DEVICE(&s->serial));
     if (s->pace) {
         ringside_pace_unrealize(s);
+    }
+    if (s->ring_auto) {
+        ringside_attach_unrealize(s);
     }
 }
 
@@ -280,6 +297,7 @@ static Property ringside_serial_properties[] = {
     DEFINE_PROP_CHR("events", RingsideSerialState, events),
     /* off: QEMU's instant transmitter; line: paced at the programmed rate */
     DEFINE_PROP_STRING("pace", RingsideSerialState, pace_mode),
+    DEFINE_PROP_STRING("ring", RingsideSerialState, ring_mode),
     DEFINE_PROP_END_OF_LIST(),
 };
 
@@ -296,6 +314,14 @@ static const struct {
     { "tx-cleared", offsetof(RingsideSerialState, tx_cleared) },
 };
 
+static char *ringside_get_ring_state(Object *obj, Error **errp)
+{
+    RingsideSerialState *s = RINGSIDE_SERIAL(obj);
+
+    return g_strdup(s->ring_auto ? ringside_ring_state_names[s->ring_state]
+                                 : "off");
+}
+
 static void ringside_serial_instance_init(Object *obj)
 {
     RingsideSerialState *s = RINGSIDE_SERIAL(obj);
@@ -306,6 +332,7 @@ static void ringside_serial_instance_init(Object *obj)
     qdev_alias_all_properties(DEVICE(&s->serial), obj);
 
     s->queue = g_byte_array_new();
+    object_property_add_str(obj, "ring-state", ringside_get_ring_state, NULL);
     for (i = 0; i < ARRAY_SIZE(ringside_counters); i++) {
         object_property_add_uint64_ptr(obj, ringside_counters[i].name,
                                        (uint64_t *)((char *)s +
@@ -336,6 +363,9 @@ static void ringside_serial_class_init(ObjectClass *klass, void *data)
     object_class_property_set_description(klass, "pace",
         "off (default): send each byte at once, as QEMU's 16550 does; "
         "line: send at the baud rate and frame the guest programmed");
+    object_class_property_set_description(klass, "ring",
+        "auto (default): find the guest's printk ring from its VMCOREINFO "
+        "note; off: do not look");
     object_class_property_set_description(klass, "events",
         "chardev for the JSON Lines event stream");
     set_bit(DEVICE_CATEGORY_INPUT, dc->categories);

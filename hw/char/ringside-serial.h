@@ -13,6 +13,7 @@
 #include "hw/char/serial.h"
 #include "hw/isa/isa.h"
 #include "qom/object.h"
+#include "ringside-ring.h"
 
 #define TYPE_RINGSIDE_SERIAL "ringside-serial"
 OBJECT_DECLARE_SIMPLE_TYPE(RingsideSerialState, RINGSIDE_SERIAL)
@@ -44,6 +45,13 @@ OBJECT_DECLARE_SIMPLE_TYPE(RingsideSerialState, RINGSIDE_SERIAL)
 #define RS_LSR_THRE     0x20
 #define RS_LSR_TEMT     0x40
 #define RS_MCR_LOOP     0x10
+
+enum {
+    RS_RING_NONE,       /* no ring found yet ("no ring yet") */
+    RS_RING_ATTACHED,
+    RS_RING_UNUSABLE,   /* a note was found but does not describe a ring */
+};
+extern const char *const ringside_ring_state_names[];
 
 /* A 16550A's transmit FIFO. */
 #define RS_TX_FIFO      16
@@ -93,6 +101,16 @@ struct RingsideSerialState {
     uint8_t tsr_retries;
     QEMUTimer *tx_timer;
     bool divisor0_logged, overrun_logged;
+
+    /* Level 0: the guest's printk ring (ringside-attach.c), ring=auto. */
+    bool ring_auto;
+    char *ring_mode;
+    int ring_state;
+    QEMUTimer *ring_timer;
+    uint64_t scan_gpa;          /* where the note scan goes on next tick */
+    bool ring_error_logged;
+    rs_vmci vmci;
+    rs_ring ring;
 };
 
 /* ringside-serial.c */
@@ -108,5 +126,10 @@ void ringside_pace_thr_write(RingsideSerialState *s, uint8_t byte,
 uint64_t ringside_pace_read(RingsideSerialState *s, hwaddr addr);
 void ringside_pace_write(RingsideSerialState *s, hwaddr addr, uint8_t val);
 extern const VMStateDescription vmstate_ringside_pace;
+
+/* ringside-attach.c: finding the guest's ring, used when s->ring_auto. */
+void ringside_attach_realize(RingsideSerialState *s);
+void ringside_attach_unrealize(RingsideSerialState *s);
+void ringside_attach_reset(RingsideSerialState *s);
 
 #endif

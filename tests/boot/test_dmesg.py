@@ -95,7 +95,7 @@ def compare(what, expected, got_rc, got, err):
 def main():
     out = tempfile.mkdtemp(prefix="ringside-dmesg-")
     g = None
-    print("1..%d" % (11 if vmlinux else 9))
+    print("1..%d" % (12 if vmlinux else 10))
     try:
         g = LiveGuest(ringside, out, "dmesg-hang", "--kernel", kernel)
         g.wait_ram()
@@ -119,6 +119,16 @@ def main():
         followed = follow_out.read().split("\n")[:-1]
         compare("--follow from boot == guest dmesg", guest, 0, followed, "")
         compare("live shared RAM == guest dmesg", guest, *ringside_dmesg(g.ram))
+        rings = [e for e in map(json.loads, open(os.path.join(out, "events.jsonl")))
+                 if e["ev"] == "ring"]
+        osrel = subprocess.run([ringside, "dmesg", "--json", g.ram], capture_output=True,
+                               text=True).stdout.split("\n")[0]
+        version = json.loads(osrel)["text"].split()[2] if osrel else "?"
+        check("the device found the guest's ring by itself (%s)" %
+              (rings[-1].get("via") if rings else "-"),
+              bool(rings) and rings[0]["state"] == "none" and
+              rings[-1]["state"] == "attached" and rings[-1]["osrelease"] == version,
+              "ring events %r, kernel says version %r" % (rings, version))
 
         rc, js, err = ringside_dmesg(g.ram, "--json")
         recs = [json.loads(l) for l in js] if rc == 0 else []

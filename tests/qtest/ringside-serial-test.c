@@ -14,6 +14,7 @@
 #include "qapi/qmp/qjson.h"
 #include "qapi/qmp/qnum.h"
 #include "qapi/qmp/qobject.h"
+#include "qemu/bswap.h"
 
 #define COM1        0x3f8
 #define REG_THR     0
@@ -80,9 +81,10 @@ static void fixture_start_opts(Fixture *f, EventsBackend backend,
                          dev_opts);
 }
 
+/* The wire tests: ring=off keeps ring events and probe timers out. */
 static void fixture_start(Fixture *f, EventsBackend backend)
 {
-    fixture_start_opts(f, backend, "");
+    fixture_start_opts(f, backend, ",ring=off");
 }
 
 static void fixture_stop(Fixture *f)
@@ -330,7 +332,7 @@ static void test_pace_rate(const void *opaque)
     int64_t t0;
     unsigned i, wires = 0;
 
-    fixture_start_opts(&f, EVENTS_FILE, ",pace=line");
+    fixture_start_opts(&f, EVENTS_FILE, ",pace=line,ring=off");
     uart_setup(f.qts, r->divisor, r->lcr, true);
     t0 = qtest_clock_step(f.qts, 0);
     for (i = 0; i < n; i++) {
@@ -372,7 +374,7 @@ static void test_pace_fifo_depth(void)
     g_autofree char *console = NULL;
     unsigned i;
 
-    fixture_start_opts(&f, EVENTS_FILE, ",pace=line");
+    fixture_start_opts(&f, EVENTS_FILE, ",pace=line,ring=off");
     uart_setup(f.qts, 1, LCR_8N1, true);
     uart_put(f.qts, '0');
     g_assert_cmphex(lsr(f.qts) & (LSR_THRE | LSR_TEMT), ==, LSR_THRE);
@@ -401,7 +403,7 @@ static void test_pace_fifo_clear(void)
     g_autoptr(GPtrArray) ev = NULL;
     unsigned i, cleared = 0;
 
-    fixture_start_opts(&f, EVENTS_FILE, ",pace=line");
+    fixture_start_opts(&f, EVENTS_FILE, ",pace=line,ring=off");
     uart_setup(f.qts, 1, LCR_8N1, true);
     for (i = 0; i < 6; i++) {
         uart_put(f.qts, 'a' + i);
@@ -428,7 +430,7 @@ static void test_pace_no_fifo(void)
 {
     Fixture f = { 0 };
 
-    fixture_start_opts(&f, EVENTS_FILE, ",pace=line");
+    fixture_start_opts(&f, EVENTS_FILE, ",pace=line,ring=off");
     uart_setup(f.qts, 1, LCR_8N1, false);
     uart_put(f.qts, 'a');
     uart_put(f.qts, 'b');
@@ -444,7 +446,7 @@ static void test_pace_thre_irq(void)
     Fixture f = { 0 };
     unsigned i;
 
-    fixture_start_opts(&f, EVENTS_FILE, ",pace=line");
+    fixture_start_opts(&f, EVENTS_FILE, ",pace=line,ring=off");
     qtest_irq_intercept_in(f.qts, "ioapic");
     uart_setup(f.qts, 1, LCR_8N1, true);
     for (i = 0; i < 5; i++) {
@@ -474,7 +476,7 @@ static void test_pace_divisor0(void)
     g_autofree char *console = NULL;
     int64_t t0, dt;
 
-    fixture_start_opts(&f, EVENTS_FILE, ",pace=line");
+    fixture_start_opts(&f, EVENTS_FILE, ",pace=line,ring=off");
     uart_setup(f.qts, 0, LCR_8N1, true);
     t0 = qtest_clock_step(f.qts, 0);
     uart_put(f.qts, 'z');
@@ -484,6 +486,209 @@ static void test_pace_divisor0(void)
     g_assert_cmpint(dt, <, 4000000);
     console = read_file(f.console);
     g_assert_cmpstr(console, ==, "z");
+    fixture_stop(&f);
+}
+
+/* ---- ring=auto: finding the guest's printk ring ------------------------- */
+
+/*
+ * A synthetic guest: a VMCOREINFO note at NOTE_PA with Linux 6.1's printk
+ * layout, the kernel image at phys_base 0 (PA = VA - START_KERNEL_MAP), and
+ * a printk_ringbuffer at PRB_PA whose header names 16 descriptors and a
+ * 1 KiB text ring.  The ring's arrays are not needed to attach.
+ */
+#define START_KERNEL_MAP    0xffffffff80000000ull
+#define NOTE_PA             0x00200000ull
+#define PRB_PTR_PA          0x00300000ull
+#define PRB_PA              0x00300100ull
+
+static void put_note(QTestState *qts, uint64_t pa, const char *text)
+{
+    size_t len = strlen(text);
+    g_autofree uint8_t *note = g_malloc0(24 + len);
+
+    note[0] = 11;                       /* namesz: "VMCOREINFO\0" */
+    note[4] = len & 0xff;               /* descsz */
+    note[5] = len >> 8;
+    memcpy(note + 12, "VMCOREINFO", 11);
+    memcpy(note + 24, text, len);
+    qtest_memwrite(qts, pa, note, 24 + len);
+}
+
+static char *vmcoreinfo_61(uint64_t prb_sym)
+{
+    static const struct {
+        const char *key;
+        unsigned val;
+    } lay[] = {
+        { "SIZE(printk_ringbuffer)", 88 },
+        { "OFFSET(printk_ringbuffer.desc_ring)", 0 },
+        { "OFFSET(printk_ringbuffer.text_data_ring)", 48 },
+        { "OFFSET(printk_ringbuffer.fail)", 80 },
+        { "SIZE(prb_desc_ring)", 48 },
+        { "OFFSET(prb_desc_ring.count_bits)", 0 },
+        { "OFFSET(prb_desc_ring.descs)", 8 },
+        { "OFFSET(prb_desc_ring.infos)", 16 },
+        { "OFFSET(prb_desc_ring.head_id)", 24 },
+        { "OFFSET(prb_desc_ring.tail_id)", 32 },
+        { "SIZE(prb_desc)", 24 },
+        { "OFFSET(prb_desc.state_var)", 0 },
+        { "OFFSET(prb_desc.text_blk_lpos)", 8 },
+        { "SIZE(prb_data_blk_lpos)", 16 },
+        { "OFFSET(prb_data_blk_lpos.begin)", 0 },
+        { "OFFSET(prb_data_blk_lpos.next)", 8 },
+        { "SIZE(printk_info)", 88 },
+        { "OFFSET(printk_info.seq)", 0 },
+        { "OFFSET(printk_info.ts_nsec)", 8 },
+        { "OFFSET(printk_info.text_len)", 16 },
+        { "OFFSET(printk_info.caller_id)", 20 },
+        { "OFFSET(printk_info.dev_info)", 24 },
+        { "SIZE(dev_printk_info)", 64 },
+        { "OFFSET(dev_printk_info.subsystem)", 0 },
+        { "LENGTH(printk_info_subsystem)", 16 },
+        { "OFFSET(dev_printk_info.device)", 16 },
+        { "LENGTH(printk_info_device)", 48 },
+        { "SIZE(prb_data_ring)", 32 },
+        { "OFFSET(prb_data_ring.size_bits)", 0 },
+        { "OFFSET(prb_data_ring.data)", 8 },
+        { "OFFSET(prb_data_ring.head_lpos)", 16 },
+        { "OFFSET(prb_data_ring.tail_lpos)", 24 },
+        { "SIZE(atomic_long_t)", 8 },
+        { "OFFSET(atomic_long_t.counter)", 0 },
+    };
+    GString *t = g_string_new("OSRELEASE=6.1.0-qtest\nPAGESIZE=4096\n");
+    size_t i;
+
+    g_string_append_printf(t, "SYMBOL(prb)=%" PRIx64 "\n", prb_sym);
+    g_string_append_printf(t, "SYMBOL(init_top_pgt)=%llx\n",
+                           START_KERNEL_MAP + 0x1000);
+    g_string_append(t, "NUMBER(phys_base)=0\n");
+    for (i = 0; i < ARRAY_SIZE(lay); i++) {
+        g_string_append_printf(t, "%s=%u\n", lay[i].key, lay[i].val);
+    }
+    return g_string_free(t, false);
+}
+
+static void put_prb(QTestState *qts, unsigned count_bits, unsigned size_bits)
+{
+    uint8_t prb[88] = { 0 };
+
+    qtest_writeq(qts, PRB_PTR_PA, START_KERNEL_MAP + PRB_PA);
+    prb[0] = count_bits;                                 /* desc_ring */
+    stq_le_p(prb + 8, START_KERNEL_MAP + 0x310000);      /* descs */
+    stq_le_p(prb + 16, START_KERNEL_MAP + 0x320000);     /* infos */
+    prb[48] = size_bits;                                 /* text_data_ring */
+    stq_le_p(prb + 56, START_KERNEL_MAP + 0x330000);     /* data */
+    qtest_memwrite(qts, PRB_PA, prb, sizeof(prb));
+}
+
+/* The "ring" events in the stream, as their "state" values. */
+static GPtrArray *ring_events(Fixture *f)
+{
+    g_autoptr(GPtrArray) ev = read_events(f->events);
+    GPtrArray *out = g_ptr_array_new_with_free_func(
+        (GDestroyNotify)qobject_unref_impl);
+    unsigned i;
+
+    for (i = 0; i < ev->len; i++) {
+        if (!strcmp(qdict_get_str(ev->pdata[i], "ev"), "ring")) {
+            g_ptr_array_add(out, qobject_ref((QDict *)ev->pdata[i]));
+        }
+    }
+    return out;
+}
+
+static char *ring_state(QTestState *qts)
+{
+    QDict *resp = qtest_qmp(qts, "{ 'execute': 'qom-get', 'arguments': "
+                            "{ 'path': '/machine/peripheral/rs', "
+                            "'property': 'ring-state' } }");
+    char *v = g_strdup(qdict_get_str(resp, "return"));
+
+    qobject_unref(resp);
+    return v;
+}
+
+/* No note: "no ring yet", bytes still recorded; a good note: attached. */
+static void test_ring_attach_scan(void)
+{
+    Fixture f = { 0 };
+    g_autoptr(GPtrArray) rings = NULL;
+    g_autofree char *text = vmcoreinfo_61(START_KERNEL_MAP + PRB_PTR_PA);
+    g_autofree char *st0 = NULL, *st1 = NULL;
+    QDict *e;
+
+    fixture_start_opts(&f, EVENTS_FILE, "");
+    qtest_clock_step(f.qts, 300 * 1000 * 1000);
+    st0 = ring_state(f.qts);
+    g_assert_cmpstr(st0, ==, "none");
+    uart_put(f.qts, 'x');
+
+    put_prb(f.qts, 4, 10);
+    put_note(f.qts, NOTE_PA, text);
+    qtest_clock_step(f.qts, 300 * 1000 * 1000);
+    st1 = ring_state(f.qts);
+    g_assert_cmpstr(st1, ==, "attached");
+
+    rings = ring_events(&f);
+    g_assert_cmpuint(rings->len, ==, 2);
+    g_assert_cmpstr(qdict_get_str(rings->pdata[0], "state"), ==, "none");
+    e = rings->pdata[1];
+    g_assert_cmpstr(qdict_get_str(e, "state"), ==, "attached");
+    g_assert_cmpstr(qdict_get_str(e, "via"), ==, "scan");
+    g_assert_cmpint(qdict_get_int(e, "note"), ==, NOTE_PA);
+    g_assert_cmpstr(qdict_get_str(e, "osrelease"), ==, "6.1.0-qtest");
+    g_assert_cmpint(qdict_get_int(e, "descs"), ==, 16);
+    g_assert_cmpint(qdict_get_int(e, "data_bytes"), ==, 1024);
+    g_assert_cmpuint(rs_counter(f.qts, "tx-bytes"), ==, 1);
+
+    /* A reset forgets the ring and finds it again. */
+    qtest_qmp_assert_success(f.qts, "{ 'execute': 'system_reset' }");
+    put_prb(f.qts, 4, 10);
+    put_note(f.qts, NOTE_PA, text);
+    qtest_clock_step(f.qts, 300 * 1000 * 1000);
+    g_ptr_array_unref(g_steal_pointer(&rings));
+    rings = ring_events(&f);
+    g_assert_cmpuint(rings->len, ==, 4);
+    g_assert_cmpstr(qdict_get_str(rings->pdata[2], "state"), ==, "none");
+    g_assert_cmpstr(qdict_get_str(rings->pdata[3], "state"), ==, "attached");
+    fixture_stop(&f);
+}
+
+/*
+ * Hostile notes: a ring header with absurd sizes, a prb pointer into MMIO
+ * and one outside RAM.  Each is "unusable", logged, and QEMU carries on.
+ */
+static void test_ring_hostile(const void *opaque)
+{
+    const int which = GPOINTER_TO_INT(opaque);
+    Fixture f = { 0 };
+    g_autoptr(GPtrArray) rings = NULL;
+    g_autofree char *text = NULL;
+    g_autofree char *st = NULL;
+    uint64_t prb_sym = START_KERNEL_MAP + PRB_PTR_PA;
+
+    switch (which) {
+    case 1:     /* prb points at the local APIC's MMIO page */
+        prb_sym = START_KERNEL_MAP + 0xfee00000ull;
+        break;
+    case 2:     /* prb far outside RAM */
+        prb_sym = START_KERNEL_MAP + 0x3f000000ull;
+        break;
+    }
+    fixture_start_opts(&f, EVENTS_FILE, "");
+    text = vmcoreinfo_61(prb_sym);
+    put_prb(f.qts, which == 0 ? 63 : 4, which == 0 ? 64 : 10);
+    put_note(f.qts, NOTE_PA, text);
+    qtest_clock_step(f.qts, 300 * 1000 * 1000);
+    st = ring_state(f.qts);
+    g_assert_cmpstr(st, ==, "unusable");
+    rings = ring_events(&f);
+    g_assert_cmpstr(qdict_get_str(rings->pdata[rings->len - 1], "state"), ==,
+                    "unusable");
+    /* The UART still works. */
+    uart_put(f.qts, 'k');
+    g_assert_cmpuint(rs_counter(f.qts, "tx-bytes"), ==, 1);
     fixture_stop(&f);
 }
 
@@ -513,6 +718,13 @@ int main(int argc, char **argv)
             qtest_add_data_func(path, &rates[i], test_pace_rate);
         }
     }
+    qtest_add_func("/ringside-serial/ring/attach-scan", test_ring_attach_scan);
+    qtest_add_data_func("/ringside-serial/ring/hostile-sizes",
+                        GINT_TO_POINTER(0), test_ring_hostile);
+    qtest_add_data_func("/ringside-serial/ring/hostile-mmio",
+                        GINT_TO_POINTER(1), test_ring_hostile);
+    qtest_add_data_func("/ringside-serial/ring/hostile-outside-ram",
+                        GINT_TO_POINTER(2), test_ring_hostile);
     qtest_add_func("/ringside-serial/pace/fifo-depth", test_pace_fifo_depth);
     qtest_add_func("/ringside-serial/pace/fifo-clear", test_pace_fifo_clear);
     qtest_add_func("/ringside-serial/pace/no-fifo", test_pace_no_fifo);

@@ -1,0 +1,213 @@
+/*
+ * ringside-serial: find the guest kernel's printk ring (level 0).
+ *
+ * Until a ring is found the device only records bytes.  A timer on the
+ * virtual clock looks for the kernel's VMCOREINFO note: first where QEMU's
+ * vmcoreinfo device says the guest put it (needs the guest's fw_cfg
+ * driver), else by scanning guest RAM page starts, a bounded number of
+ * pages per tick.  The note is parsed and the ring opened with the shared
+ * decoder (ringside-ring.c); a "ring" event reports the outcome.  A reset
+ * (reboot, kexec through reset) forgets the ring and starts again.
+ *
+ * Everything here reads guest-controlled memory: only RAM is read (never
+ * MMIO, whose reads have side effects), every read is bounded by the
+ * decoder, and the work per tick is fixed.
+ *
+ * Copyright (c) 2026 The ringside authors
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+
+#include "qemu/osdep.h"
+#include "qemu/log.h"
+#include "qemu/timer.h"
+#include "qemu/units.h"
+#include "exec/address-spaces.h"
+#include "exec/memory.h"
+#include "hw/boards.h"
+#include "hw/misc/vmcoreinfo.h"
+#include "ringside-serial.h"
+#include "trace.h"
+
+#define RING_PROBE_NS   (100 * SCALE_MS)
+/* Pages scanned per tick: 8192 header reads, 32 MiB of RAM. */
+#define RING_SCAN_BYTES (32 * MiB)
+
+const char *const ringside_ring_state_names[] = {
+    [RS_RING_NONE] = "none",
+    [RS_RING_ATTACHED] = "attached",
+    [RS_RING_UNUSABLE] = "unusable",
+};
+
+/*
+ * The decoder's read callback.  Guest RAM only: a guest that points its
+ * ring at a device must not make us trigger that device's reads.
+ */
+static int attach_read(void *opaque, uint64_t gpa, void *buf, size_t len)
+{
+    MemoryRegionSection sec;
+    bool ram;
+
+    if (len == 0 || gpa + len < gpa) {
+        return -1;
+    }
+    sec = memory_region_find(get_system_memory(), gpa, len);
+    if (!sec.mr) {
+        return -1;
+    }
+    ram = memory_region_is_ram(sec.mr) && int128_get64(sec.size) == len;
+    memory_region_unref(sec.mr);
+    if (!ram) {
+        return -1;
+    }
+    return address_space_read(&address_space_memory, gpa,
+                              MEMTXATTRS_UNSPECIFIED, buf, len) != MEMTX_OK;
+}
+
+static void attach_set_state(RingsideSerialState *s, int state)
+{
+    s->ring_state = state;
+    trace_ringside_serial_ring(ringside_ring_state_names[state]);
+}
+
+/* Parse a note's text and open the ring it names. */
+static void attach_from_text(RingsideSerialState *s, const char *text,
+                             size_t len, const char *via, uint64_t note_gpa)
+{
+    char why[160];
+    rs_vm vm;
+    uint64_t next = 0;
+    int rc;
+
+    rc = rs_vmci_parse(text, len, &s->vmci, why, sizeof(why));
+    if (rc == RS_OK) {
+        rs_vm_init(&vm, &s->vmci, attach_read, s);
+        rc = rs_ring_open(&s->ring, &s->vmci, &vm, why, sizeof(why));
+    }
+    if (rc != RS_OK) {
+        attach_set_state(s, RS_RING_UNUSABLE);
+        if (!s->ring_error_logged) {
+            s->ring_error_logged = true;
+            qemu_log_mask(LOG_GUEST_ERROR, "ringside-serial: VMCOREINFO note "
+                          "at 0x%" PRIx64 " unusable: %s\n", note_gpa, why);
+        }
+        ringside_events_printf(s, "{\"v\":%d,\"ev\":\"ring\",\"state\":"
+                               "\"unusable\",\"via\":\"%s\",\"note\":%" PRIu64
+                               "}\n", RINGSIDE_EVENTS_VERSION, via, note_gpa);
+        return;
+    }
+    rs_ring_next_seq(&s->ring, &next);
+    attach_set_state(s, RS_RING_ATTACHED);
+    /* The guest wrote osrelease: keep it to characters JSON takes as is. */
+    g_strcanon(s->vmci.osrelease, G_CSET_A_2_Z G_CSET_a_2_z G_CSET_DIGITS
+               "._+-~", '?');
+    ringside_events_printf(s, "{\"v\":%d,\"ev\":\"ring\",\"state\":"
+                           "\"attached\",\"via\":\"%s\",\"note\":%" PRIu64
+                           ",\"osrelease\":\"%s\",\"descs\":%" PRIu64
+                           ",\"data_bytes\":%" PRIu64 ",\"next_seq\":%"
+                           PRIu64 "}\n", RINGSIDE_EVENTS_VERSION, via,
+                           note_gpa, s->vmci.osrelease, s->ring.count,
+                           s->ring.data_size, next);
+}
+
+/* Where QEMU's vmcoreinfo device says the guest's note is, if anywhere. */
+static bool attach_try_fw_cfg(RingsideSerialState *s, char *text,
+                              size_t *len, uint64_t *note_gpa)
+{
+    VMCoreInfoState *vmci = vmcoreinfo_find();
+    uint8_t note[RS_NOTE_HDR_SIZE + RS_VMCI_TEXT_MAX];
+    uint32_t size;
+    const char *found;
+
+    if (!vmci || !vmci->has_vmcoreinfo) {
+        return false;
+    }
+    *note_gpa = le64_to_cpu(vmci->vmcoreinfo.paddr);
+    size = MIN(le32_to_cpu(vmci->vmcoreinfo.size), sizeof(note));
+    if (size < RS_NOTE_HDR_SIZE ||
+        attach_read(s, *note_gpa, note, size) != 0) {
+        return false;
+    }
+    found = rs_note_find(note, size, len, NULL);
+    if (!found) {
+        return false;
+    }
+    memcpy(text, found, *len);
+    return true;
+}
+
+/*
+ * Guest RAM as the note scan sees it: [0, ram_size), and for guests above
+ * 2 GiB also [4 GiB, 4 GiB + ram_size), where PC machines put the RAM that
+ * does not fit below the PCI hole.  What is not RAM there reads as absent.
+ */
+static uint64_t attach_scan_top(void)
+{
+    uint64_t ram = current_machine->ram_size;
+
+    return ram > 2 * GiB ? 4 * GiB + ram : ram;
+}
+
+/* Scan the next RING_SCAN_BYTES of guest RAM; wraps around at the end. */
+static bool attach_scan_step(RingsideSerialState *s, char *text, size_t *len,
+                             uint64_t *note_gpa)
+{
+    uint8_t work[4096];
+    uint64_t top = attach_scan_top();
+    uint64_t ram = current_machine->ram_size;
+    uint64_t n;
+    int rc;
+
+    if (s->scan_gpa >= ram && s->scan_gpa < 4 * GiB) {
+        s->scan_gpa = 4 * GiB;      /* skip the hole below 4 GiB */
+    }
+    if (s->scan_gpa >= top) {
+        s->scan_gpa = 0;
+    }
+    n = MIN(RING_SCAN_BYTES, (s->scan_gpa < ram ? ram : top) - s->scan_gpa);
+    rc = rs_note_scan(attach_read, s, s->scan_gpa, n, RS_SCAN_PAGE_STARTS,
+                      work, sizeof(work), text, RS_VMCI_TEXT_MAX, len,
+                      note_gpa);
+    s->scan_gpa += n;
+    return rc == RS_OK;
+}
+
+static void attach_probe(void *opaque)
+{
+    RingsideSerialState *s = opaque;
+    g_autofree char *text = g_malloc(RS_VMCI_TEXT_MAX);
+    uint64_t note_gpa = 0;
+    size_t len = 0;
+
+    if (attach_try_fw_cfg(s, text, &len, &note_gpa)) {
+        attach_from_text(s, text, len, "vmcoreinfo", note_gpa);
+    } else if (attach_scan_step(s, text, &len, &note_gpa)) {
+        attach_from_text(s, text, len, "scan", note_gpa);
+    }
+    if (s->ring_state != RS_RING_ATTACHED) {
+        timer_mod(s->ring_timer,
+                  qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL) + RING_PROBE_NS);
+    }
+}
+
+void ringside_attach_reset(RingsideSerialState *s)
+{
+    attach_set_state(s, RS_RING_NONE);
+    s->scan_gpa = 0;
+    s->ring_error_logged = false;
+    ringside_events_printf(s, "{\"v\":%d,\"ev\":\"ring\",\"state\":"
+                           "\"none\"}\n", RINGSIDE_EVENTS_VERSION);
+    timer_mod(s->ring_timer,
+              qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL) + RING_PROBE_NS);
+}
+
+/* The machine's reset, which follows, starts the search. */
+void ringside_attach_realize(RingsideSerialState *s)
+{
+    s->ring_timer = timer_new_ns(QEMU_CLOCK_VIRTUAL, attach_probe, s);
+}
+
+void ringside_attach_unrealize(RingsideSerialState *s)
+{
+    timer_free(s->ring_timer);
+    s->ring_timer = NULL;
+}
