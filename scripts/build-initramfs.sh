@@ -26,16 +26,13 @@
 set -euo pipefail
 
 prog=build-initramfs
-die() {
-	echo "$prog: error: $*" >&2
-	exit 1
-}
+# die, RINGSIDE_ROOT, RINGSIDE_CACHE and CCACHE_DIR
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 trap 'die "unexpected failure (line $LINENO: $BASH_COMMAND)"' ERR
 
-here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-top=$(cd "$here/.." && pwd)
+top=$RINGSIDE_ROOT
 src=$top/guest-kernel/initramfs/init.c
-cache=${RINGSIDE_CACHE:-$HOME/.cache/ringside}
+cache=$RINGSIDE_CACHE
 out=$cache/initramfs
 archive=$out/initramfs.cpio.gz
 stamp=$out/.stamp
@@ -48,7 +45,6 @@ command -v "$cc" >/dev/null 2>&1 || die "C compiler '$cc' not found (apt-get ins
 command -v gzip >/dev/null 2>&1 || die "gzip not found (apt-get install gzip)"
 ccache=()
 if command -v ccache >/dev/null 2>&1; then
-	export CCACHE_DIR=$cache/ccache
 	ccache=(ccache)
 fi
 

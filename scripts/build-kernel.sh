@@ -32,22 +32,19 @@
 set -euo pipefail
 
 prog=build-kernel
-die() {
-	echo "$prog: error: $*" >&2
-	exit 1
-}
+# die, RINGSIDE_ROOT, RINGSIDE_CACHE and CCACHE_DIR
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 trap 'die "unexpected failure (line $LINENO: $BASH_COMMAND)"' ERR
 
 # Bump when the way the tree is prepared changes, to force a fresh unpack.
 TREE_FORMAT=1
 
-here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-top=$(cd "$here/.." && pwd)
+top=$RINGSIDE_ROOT
 gk=$top/guest-kernel
 series=$gk/patches/series
 fragment=$gk/config/ringside.config
 
-cache=${RINGSIDE_CACHE:-$HOME/.cache/ringside}
+cache=$RINGSIDE_CACHE
 tarball=${RINGSIDE_KERNEL_TARBALL:-/usr/src/linux-source-6.1.tar.xz}
 tree=$cache/linux
 out=$cache/kernel
@@ -76,7 +73,6 @@ flock 9 || die "cannot lock $cache/.build-kernel.lock"
 # scripts/setlocalversion from appending "+" because the tree is a git repo.
 kmake=(make -C "$tree" LOCALVERSION= KBUILD_BUILD_USER=ringside KBUILD_BUILD_HOST=ringside)
 if command -v ccache >/dev/null 2>&1; then
-	export CCACHE_DIR=$cache/ccache
 	kmake+=(CC="ccache gcc")
 	ccache_note="ccache"
 else

@@ -6,8 +6,10 @@ RINGSIDE_CACHE=${RINGSIDE_CACHE:-$HOME/.cache/ringside}
 export RINGSIDE_CACHE
 export CCACHE_DIR=${CCACHE_DIR:-$RINGSIDE_CACHE/ccache}
 
+# One line "NAME: error: ..." on stderr, NAME being $prog if the script
+# sets it, else the script's file name; then exit 1.
 die() {
-    echo "${0##*/}: error: $*" >&2
+    echo "${prog:-${0##*/}}: error: $*" >&2
     exit 1
 }
 
