@@ -169,32 +169,43 @@ static const MemoryRegionOps ringside_serial_io_ops = {
     .endianness = DEVICE_LITTLE_ENDIAN,
 };
 
+/*
+ * A two-valued string property: unset or @dflt gives false, @other true,
+ * anything else an error naming both.
+ */
+static bool ringside_parse_mode(const char *prop, const char *val,
+                                const char *dflt, const char *other,
+                                bool *is_other, Error **errp)
+{
+    if (!val || !strcmp(val, dflt)) {
+        *is_other = false;
+    } else if (!strcmp(val, other)) {
+        *is_other = true;
+    } else {
+        error_setg(errp, "%s=%s: expected %s or %s", prop, val, dflt, other);
+        return false;
+    }
+    return true;
+}
+
 static void ringside_serial_realize(DeviceState *dev, Error **errp)
 {
     RingsideSerialState *s = RINGSIDE_SERIAL(dev);
     ISADevice *isadev = ISA_DEVICE(dev);
+    bool ring_off;
 
     if (s->isairq >= ISA_NUM_IRQS) {
         error_setg(errp, "irq %u is not an ISA interrupt (0..%d)",
                    s->isairq, ISA_NUM_IRQS - 1);
         return;
     }
-    if (!s->pace_mode || !strcmp(s->pace_mode, "off")) {
-        s->pace = false;
-    } else if (!strcmp(s->pace_mode, "line")) {
-        s->pace = true;
-    } else {
-        error_setg(errp, "pace=%s: expected off or line", s->pace_mode);
+    if (!ringside_parse_mode("pace", s->pace_mode, "off", "line", &s->pace,
+                             errp) ||
+        !ringside_parse_mode("ring", s->ring_mode, "auto", "off",
+                             &ring_off, errp)) {
         return;
     }
-    if (!s->ring_mode || !strcmp(s->ring_mode, "auto")) {
-        s->ring_auto = true;
-    } else if (!strcmp(s->ring_mode, "off")) {
-        s->ring_auto = false;
-    } else {
-        error_setg(errp, "ring=%s: expected auto or off", s->ring_mode);
-        return;
-    }
+    s->ring_auto = !ring_off;
     if (s->iobase > 0xfff8) {
         error_setg(errp, "iobase 0x%x leaves no room for 8 registers",
                    s->iobase);
