@@ -1,6 +1,6 @@
 /*
  * Reader for the JSON Lines event stream that ringside-serial writes to its
- * "events" chardev (schema version 1, documented in README.md).
+ * "events" chardev (schema version 2, documented in README.md).
  */
 #ifndef RINGSIDE_EVENTS_H
 #define RINGSIDE_EVENTS_H
@@ -8,7 +8,7 @@
 #include <glib.h>
 #include <stdint.h>
 
-#define RS_EVENTS_SCHEMA_VERSION 1
+#define RS_EVENTS_SCHEMA_VERSION 2
 
 /* One byte the guest wrote to the transmit holding register. */
 typedef struct {

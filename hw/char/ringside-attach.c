@@ -6,8 +6,11 @@
  * vmcoreinfo device says the guest put it (needs the guest's fw_cfg
  * driver), else by scanning guest RAM page starts, a bounded number of
  * pages per tick.  The note is parsed and the ring opened with the shared
- * decoder (ringside-ring.c); a "ring" event reports the outcome.  A reset
- * (reboot, kexec through reset) forgets the ring and starts again.
+ * decoder (ringside-ring.c); a "ring" event reports the outcome, and the
+ * console checker (ringside-verify.c) starts judging against it.  A reset
+ * (reboot, kexec through reset) forgets the ring and starts again; so does
+ * a kexec without reset, noticed when the ring stops making sense and the
+ * note we attached with has changed.
  *
  * Everything here reads guest-controlled memory: only RAM is read (never
  * MMIO, whose reads have side effects), every read is bounded by the
@@ -35,7 +38,7 @@
 const char *const ringside_ring_state_names[] = {
     [RS_RING_NONE] = "none",
     [RS_RING_ATTACHED] = "attached",
-    [RS_RING_UNUSABLE] = "unusable",
+    [RS_RING_UNTRUSTED] = "untrusted",
 };
 
 /*
@@ -69,9 +72,41 @@ static void attach_set_state(RingsideSerialState *s, int state)
     trace_ringside_serial_ring(ringside_ring_state_names[state]);
 }
 
-/* Parse a note's text and open the ring it names. */
+/* Log a cause of distrust once per guest boot. */
+static void attach_log_once(RingsideSerialState *s, const char *cause,
+                            const char *detail)
+{
+    size_t i;
+
+    for (i = 0; i < ARRAY_SIZE(s->untrusted_logged); i++) {
+        if (s->untrusted_logged[i] == cause) {
+            return;
+        }
+        if (!s->untrusted_logged[i]) {
+            s->untrusted_logged[i] = cause;
+            break;
+        }
+    }
+    qemu_log_mask(LOG_GUEST_ERROR, "ringside-serial: guest printk ring "
+                  "untrusted: %s%s%s\n", cause, detail ? ": " : "",
+                  detail ? detail : "");
+}
+
+/* JSON takes the decoder's reasons as they are: keep it that way. */
+static const char *attach_json_safe(char *why)
+{
+    g_strcanon(why, G_CSET_A_2_Z G_CSET_a_2_z G_CSET_DIGITS
+               " ._+-~()<>=,:/'", '?');
+    return why;
+}
+
+/*
+ * Parse a note's text and open the ring it names.  resumed: the checker's
+ * position came with the migrated state, keep it.
+ */
 static void attach_from_text(RingsideSerialState *s, const char *text,
-                             size_t len, const char *via, uint64_t note_gpa)
+                             size_t len, const char *via, uint64_t note_gpa,
+                             bool resumed)
 {
     char why[160];
     rs_vm vm;
@@ -83,18 +118,19 @@ static void attach_from_text(RingsideSerialState *s, const char *text,
         rs_vm_init(&vm, &s->vmci, attach_read, s);
         rc = rs_ring_open(&s->ring, &s->vmci, &vm, why, sizeof(why));
     }
+    s->note_gpa = note_gpa;
     if (rc != RS_OK) {
-        attach_set_state(s, RS_RING_UNUSABLE);
-        if (!s->ring_error_logged) {
-            s->ring_error_logged = true;
-            qemu_log_mask(LOG_GUEST_ERROR, "ringside-serial: VMCOREINFO note "
-                          "at 0x%" PRIx64 " unusable: %s\n", note_gpa, why);
-        }
+        attach_set_state(s, RS_RING_UNTRUSTED);
+        attach_log_once(s, "VMCOREINFO note does not describe a ring", why);
         ringside_events_printf(s, "{\"v\":%d,\"ev\":\"ring\",\"state\":"
-                               "\"unusable\",\"via\":\"%s\",\"note\":%" PRIu64
-                               "}\n", RINGSIDE_EVENTS_VERSION, via, note_gpa);
+                               "\"untrusted\",\"via\":\"%s\",\"note\":%"
+                               PRIu64 ",\"why\":\"%.100s\"}\n",
+                               RINGSIDE_EVENTS_VERSION, via, note_gpa,
+                               attach_json_safe(why));
         return;
     }
+    memcpy(s->note_text, text, len);
+    s->note_len = len;
     rs_ring_next_seq(&s->ring, &next);
     attach_set_state(s, RS_RING_ATTACHED);
     /* The guest wrote osrelease: keep it to characters JSON takes as is. */
@@ -107,24 +143,18 @@ static void attach_from_text(RingsideSerialState *s, const char *text,
                            PRIu64 "}\n", RINGSIDE_EVENTS_VERSION, via,
                            note_gpa, s->vmci.osrelease, s->ring.count,
                            s->ring.data_size, next);
+    ringside_verify_attached(s, resumed);
 }
 
-/* Where QEMU's vmcoreinfo device says the guest's note is, if anywhere. */
-static bool attach_try_fw_cfg(RingsideSerialState *s, char *text,
-                              size_t *len, uint64_t *note_gpa)
+/* Read the note at gpa (at most size bytes); its text goes to text. */
+static bool attach_read_note(RingsideSerialState *s, uint64_t gpa,
+                             uint32_t size, char *text, size_t *len)
 {
-    VMCoreInfoState *vmci = vmcoreinfo_find();
     uint8_t note[RS_NOTE_HDR_SIZE + RS_VMCI_TEXT_MAX];
-    uint32_t size;
     const char *found;
 
-    if (!vmci || !vmci->has_vmcoreinfo) {
-        return false;
-    }
-    *note_gpa = le64_to_cpu(vmci->vmcoreinfo.paddr);
-    size = MIN(le32_to_cpu(vmci->vmcoreinfo.size), sizeof(note));
-    if (size < RS_NOTE_HDR_SIZE ||
-        attach_read(s, *note_gpa, note, size) != 0) {
+    size = MIN(size, sizeof(note));
+    if (size < RS_NOTE_HDR_SIZE || attach_read(s, gpa, note, size) != 0) {
         return false;
     }
     found = rs_note_find(note, size, len, NULL);
@@ -133,6 +163,80 @@ static bool attach_try_fw_cfg(RingsideSerialState *s, char *text,
     }
     memcpy(text, found, *len);
     return true;
+}
+
+/* Is the note we attached with still there, word for word? */
+bool ringside_attach_note_unchanged(RingsideSerialState *s)
+{
+    g_autofree char *text = g_malloc(RS_VMCI_TEXT_MAX);
+    size_t len = 0;
+
+    return attach_read_note(s, s->note_gpa, RS_NOTE_HDR_SIZE + s->note_len,
+                            text, &len) &&
+           len == s->note_len && !memcmp(text, s->note_text, len);
+}
+
+/* Forget the ring and look for one again (a new kernel, a reset). */
+void ringside_attach_restart(RingsideSerialState *s, const char *why)
+{
+    attach_set_state(s, RS_RING_NONE);
+    s->scan_gpa = 0;
+    ringside_events_printf(s, "{\"v\":%d,\"ev\":\"ring\",\"state\":"
+                           "\"none\",\"why\":\"%s\"}\n",
+                           RINGSIDE_EVENTS_VERSION, why);
+    timer_mod(s->ring_timer,
+              qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL) + RING_PROBE_NS);
+}
+
+/* The ring broke a rule while being read: judge nothing more against it. */
+void ringside_attach_untrusted(RingsideSerialState *s, const char *why)
+{
+    char buf[128];
+
+    attach_set_state(s, RS_RING_UNTRUSTED);
+    attach_log_once(s, why, NULL);
+    g_strlcpy(buf, why, sizeof(buf));
+    ringside_events_printf(s, "{\"v\":%d,\"ev\":\"ring\",\"state\":"
+                           "\"untrusted\",\"note\":%" PRIu64
+                           ",\"why\":\"%s\"}\n", RINGSIDE_EVENTS_VERSION,
+                           s->note_gpa, attach_json_safe(buf));
+}
+
+/*
+ * After loadvm/migration guest RAM is the saved one: open the ring the
+ * saved state was attached to, else resume the search.
+ */
+void ringside_attach_post_load(RingsideSerialState *s)
+{
+    g_autofree char *text = g_malloc(RS_VMCI_TEXT_MAX);
+    size_t len = 0;
+
+    if (s->ring_state == RS_RING_ATTACHED &&
+        attach_read_note(s, s->note_gpa,
+                         RS_NOTE_HDR_SIZE + RS_VMCI_TEXT_MAX, text, &len)) {
+        attach_from_text(s, text, len, "loadvm", s->note_gpa, true);
+        if (s->ring_state == RS_RING_ATTACHED) {
+            return;
+        }
+    }
+    if (s->ring_state != RS_RING_UNTRUSTED) {
+        rs_match_detach(&s->match);
+        ringside_attach_restart(s, "loadvm");
+    }
+}
+
+/* Where QEMU's vmcoreinfo device says the guest's note is, if anywhere. */
+static bool attach_try_fw_cfg(RingsideSerialState *s, char *text,
+                              size_t *len, uint64_t *note_gpa)
+{
+    VMCoreInfoState *vmci = vmcoreinfo_find();
+
+    if (!vmci || !vmci->has_vmcoreinfo) {
+        return false;
+    }
+    *note_gpa = le64_to_cpu(vmci->vmcoreinfo.paddr);
+    return attach_read_note(s, *note_gpa,
+                            le32_to_cpu(vmci->vmcoreinfo.size), text, len);
 }
 
 /*
@@ -177,11 +281,17 @@ static void attach_probe(void *opaque)
     g_autofree char *text = g_malloc(RS_VMCI_TEXT_MAX);
     uint64_t note_gpa = 0;
     size_t len = 0;
+    const char *via = NULL;
 
     if (attach_try_fw_cfg(s, text, &len, &note_gpa)) {
-        attach_from_text(s, text, len, "vmcoreinfo", note_gpa);
+        via = "vmcoreinfo";
     } else if (attach_scan_step(s, text, &len, &note_gpa)) {
-        attach_from_text(s, text, len, "scan", note_gpa);
+        via = "scan";
+    }
+    /* a note found untrusted is not tried again until the next reset */
+    if (via && !(s->ring_state == RS_RING_UNTRUSTED &&
+                 note_gpa == s->note_gpa)) {
+        attach_from_text(s, text, len, via, note_gpa, false);
     }
     if (s->ring_state != RS_RING_ATTACHED) {
         timer_mod(s->ring_timer,
@@ -191,13 +301,8 @@ static void attach_probe(void *opaque)
 
 void ringside_attach_reset(RingsideSerialState *s)
 {
-    attach_set_state(s, RS_RING_NONE);
-    s->scan_gpa = 0;
-    s->ring_error_logged = false;
-    ringside_events_printf(s, "{\"v\":%d,\"ev\":\"ring\",\"state\":"
-                           "\"none\"}\n", RINGSIDE_EVENTS_VERSION);
-    timer_mod(s->ring_timer,
-              qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL) + RING_PROBE_NS);
+    memset(s->untrusted_logged, 0, sizeof(s->untrusted_logged));
+    ringside_attach_restart(s, "reset");
 }
 
 /* The machine's reset, which follows, starts the search. */

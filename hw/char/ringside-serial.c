@@ -81,7 +81,7 @@ static void ringside_events_emit(RingsideSerialState *s, const char *line,
 
 void ringside_events_printf(RingsideSerialState *s, const char *fmt, ...)
 {
-    char line[256];
+    char line[512];
     va_list ap;
     int len;
 
@@ -122,6 +122,9 @@ static uint64_t ringside_record_tx(RingsideSerialState *s, uint8_t byte)
                            ",\"cpu\":%d,\"b\":%u%s}\n",
                            RINGSIDE_EVENTS_VERSION, i, vt, ht, cpu, byte,
                            loop ? ",\"loop\":1" : "");
+    if (s->ring_auto && !loop) {
+        ringside_verify_byte(s, byte, i, vt);
+    }
     return i;
 }
 
@@ -206,6 +209,10 @@ static void ringside_serial_realize(DeviceState *dev, Error **errp)
         return;
     }
     s->ring_auto = !ring_off;
+    if (s->loglevel > 15) {
+        error_setg(errp, "loglevel %u: expected 0 (infer) to 15", s->loglevel);
+        return;
+    }
     if (s->iobase > 0xfff8) {
         error_setg(errp, "iobase 0x%x leaves no room for 8 registers",
                    s->iobase);
@@ -233,6 +240,7 @@ static void ringside_serial_realize(DeviceState *dev, Error **errp)
                            RINGSIDE_EVENTS_VERSION, TYPE_RINGSIDE_SERIAL,
                            s->iobase, s->isairq, s->pace ? "line" : "off");
     if (s->ring_auto) {
+        ringside_verify_realize(s);
         ringside_attach_realize(s);
     }
 }
@@ -245,6 +253,7 @@ static void ringside_serial_reset(DeviceState *dev)
         ringside_pace_reset(s);
     }
     if (s->ring_auto) {
+        ringside_verify_reset(s);
         ringside_attach_reset(s);
     }
 }
@@ -264,6 +273,7 @@ static void ringside_serial_unrealize(DeviceState *dev)
     }
     if (s->ring_auto) {
         ringside_attach_unrealize(s);
+        ringside_verify_unrealize(s);
     }
 }
 
@@ -297,6 +307,7 @@ static const VMStateDescription vmstate_ringside_serial = {
     },
     .subsections = (const VMStateDescription * []) {
         &vmstate_ringside_pace,
+        &vmstate_ringside_verify,
         NULL
     }
 };
@@ -309,6 +320,8 @@ static Property ringside_serial_properties[] = {
     /* off: QEMU's instant transmitter; line: paced at the programmed rate */
     DEFINE_PROP_STRING("pace", RingsideSerialState, pace_mode),
     DEFINE_PROP_STRING("ring", RingsideSerialState, ring_mode),
+    /* the guest's console_loglevel, if known; 0 infers it */
+    DEFINE_PROP_UINT32("loglevel", RingsideSerialState, loglevel, 0),
     DEFINE_PROP_END_OF_LIST(),
 };
 
@@ -350,6 +363,7 @@ static void ringside_serial_instance_init(Object *obj)
                                                     ringside_counters[i].off),
                                        OBJ_PROP_FLAG_READ);
     }
+    ringside_verify_add_props(obj);
 }
 
 static void ringside_serial_instance_finalize(Object *obj)
@@ -364,7 +378,8 @@ static void ringside_serial_class_init(ObjectClass *klass, void *data)
     DeviceClass *dc = DEVICE_CLASS(klass);
     AcpiDevAmlIfClass *adevc = ACPI_DEV_AML_IF_CLASS(klass);
 
-    dc->desc = "16550A UART that timestamps and reports every transmitted byte";
+    dc->desc = "16550A UART that timestamps every transmitted byte and "
+               "checks the console against the guest's printk ring";
     dc->realize = ringside_serial_realize;
     dc->unrealize = ringside_serial_unrealize;
     dc->reset = ringside_serial_reset;
@@ -377,6 +392,10 @@ static void ringside_serial_class_init(ObjectClass *klass, void *data)
     object_class_property_set_description(klass, "ring",
         "auto (default): find the guest's printk ring from its VMCOREINFO "
         "note; off: do not look");
+    object_class_property_set_description(klass, "loglevel",
+        "the guest's console loglevel: records at or above it are not "
+        "expected on the console; 0 (default): infer it from what is "
+        "printed");
     object_class_property_set_description(klass, "events",
         "chardev for the JSON Lines event stream");
     set_bit(DEVICE_CATEGORY_INPUT, dc->categories);

@@ -13,13 +13,14 @@
 #include "hw/char/serial.h"
 #include "hw/isa/isa.h"
 #include "qom/object.h"
-#include "ringside-ring.h"
+#include "sysemu/runstate.h"
+#include "ringside-match.h"
 
 #define TYPE_RINGSIDE_SERIAL "ringside-serial"
 OBJECT_DECLARE_SIMPLE_TYPE(RingsideSerialState, RINGSIDE_SERIAL)
 
 /* Version of the JSON Lines schema written to the events chardev. */
-#define RINGSIDE_EVENTS_VERSION 1
+#define RINGSIDE_EVENTS_VERSION 2
 
 /*
  * Bound on records queued while the events backend is not writable.  At
@@ -49,7 +50,7 @@ OBJECT_DECLARE_SIMPLE_TYPE(RingsideSerialState, RINGSIDE_SERIAL)
 enum {
     RS_RING_NONE,       /* no ring found yet ("no ring yet") */
     RS_RING_ATTACHED,
-    RS_RING_UNUSABLE,   /* a note was found but does not describe a ring */
+    RS_RING_UNTRUSTED,  /* the note or the ring it names breaks the rules */
 };
 extern const char *const ringside_ring_state_names[];
 
@@ -108,9 +109,18 @@ struct RingsideSerialState {
     int ring_state;
     QEMUTimer *ring_timer;
     uint64_t scan_gpa;          /* where the note scan goes on next tick */
-    bool ring_error_logged;
     rs_vmci vmci;
     rs_ring ring;
+    uint64_t note_gpa;
+    uint32_t note_len;          /* the note text we attached with */
+    char note_text[RS_VMCI_TEXT_MAX];
+
+    /* Level 0 checking of the console against the ring (ringside-verify.c) */
+    uint32_t loglevel;          /* console_loglevel; 0: infer it */
+    bool verify_dirty;          /* lines or records judged since summary */
+    const char *untrusted_logged[8];    /* causes already logged */
+    VMChangeStateEntry *vmse;
+    rs_match match;
 };
 
 /* ringside-serial.c */
@@ -131,5 +141,19 @@ extern const VMStateDescription vmstate_ringside_pace;
 void ringside_attach_realize(RingsideSerialState *s);
 void ringside_attach_unrealize(RingsideSerialState *s);
 void ringside_attach_reset(RingsideSerialState *s);
+bool ringside_attach_note_unchanged(RingsideSerialState *s);
+void ringside_attach_restart(RingsideSerialState *s, const char *why);
+void ringside_attach_untrusted(RingsideSerialState *s, const char *why);
+void ringside_attach_post_load(RingsideSerialState *s);
+
+/* ringside-verify.c: judging console lines, used when s->ring_auto. */
+void ringside_verify_realize(RingsideSerialState *s);
+void ringside_verify_unrealize(RingsideSerialState *s);
+void ringside_verify_reset(RingsideSerialState *s);
+void ringside_verify_byte(RingsideSerialState *s, uint8_t byte,
+                          uint64_t index, int64_t vt);
+void ringside_verify_attached(RingsideSerialState *s, bool resumed);
+void ringside_verify_add_props(Object *obj);
+extern const VMStateDescription vmstate_ringside_verify;
 
 #endif

@@ -46,7 +46,7 @@ wire, vts, cpus, idx, paced, wired, tx = bytearray(), [], set(), [], False, [], 
 with open(sys.argv[1]) as f:
     for line in f:
         e = json.loads(line)
-        assert e["v"] == 1, e
+        assert e["v"] == 2, e
         if e["ev"] == "start":
             paced = e.get("pace") == "line"
         elif e["ev"] == "tx":

@@ -142,7 +142,7 @@ static GPtrArray *read_events(const char *path)
         }
         ev = qobject_to(QDict, qobject_from_json(lines[i], &error_abort));
         g_assert(ev);
-        g_assert_cmpint(qdict_get_int(ev, "v"), ==, 1);
+        g_assert_cmpint(qdict_get_int(ev, "v"), ==, 2);
         g_ptr_array_add(events, ev);
     }
     return events;
@@ -657,7 +657,7 @@ static void test_ring_attach_scan(void)
 
 /*
  * Hostile notes: a ring header with absurd sizes, a prb pointer into MMIO
- * and one outside RAM.  Each is "unusable", logged, and QEMU carries on.
+ * and one outside RAM.  Each is "untrusted", logged, and QEMU carries on.
  */
 static void test_ring_hostile(const void *opaque)
 {
@@ -682,10 +682,10 @@ static void test_ring_hostile(const void *opaque)
     put_note(f.qts, NOTE_PA, text);
     qtest_clock_step(f.qts, 300 * 1000 * 1000);
     st = ring_state(f.qts);
-    g_assert_cmpstr(st, ==, "unusable");
+    g_assert_cmpstr(st, ==, "untrusted");
     rings = ring_events(&f);
     g_assert_cmpstr(qdict_get_str(rings->pdata[rings->len - 1], "state"), ==,
-                    "unusable");
+                    "untrusted");
     /* The UART still works. */
     uart_put(f.qts, 'k');
     g_assert_cmpuint(rs_counter(f.qts, "tx-bytes"), ==, 1);

@@ -29,7 +29,7 @@ static void append_tx(GString *out, guint64 *i, int64_t vt, int cpu,
                       const char *s)
 {
     for (; *s; s++, vt += 10) {
-        g_string_append_printf(out, "{\"v\":1,\"ev\":\"tx\",\"i\":%"
+        g_string_append_printf(out, "{\"v\":2,\"ev\":\"tx\",\"i\":%"
                                G_GUINT64_FORMAT ",\"vt\":%" G_GINT64_FORMAT
                                ",\"ht\":5,\"cpu\":%d,\"b\":%u}\n",
                                (*i)++, vt, cpu, (guint8)*s);
@@ -47,7 +47,7 @@ static RsEventStream *load(const char *text, GError **err)
 
 static void test_lines(void)
 {
-    g_autoptr(GString) ev = g_string_new("{\"v\":1,\"ev\":\"start\"}\n");
+    g_autoptr(GString) ev = g_string_new("{\"v\":2,\"ev\":\"start\"}\n");
     g_autoptr(GError) err = NULL;
     g_autoptr(RsEventStream) s = NULL;
     g_autoptr(RsTranscript) t = NULL;
@@ -86,13 +86,13 @@ static void test_lines(void)
 
 static void test_mixed_and_loopback(void)
 {
-    g_autoptr(GString) ev = g_string_new("{\"v\":1,\"ev\":\"start\"}\n");
+    g_autoptr(GString) ev = g_string_new("{\"v\":2,\"ev\":\"start\"}\n");
     g_autoptr(GError) err = NULL;
     g_autoptr(RsEventStream) s = NULL;
     g_autoptr(RsTranscript) t = NULL;
     guint64 i = 0;
 
-    g_string_append(ev, "{\"v\":1,\"ev\":\"tx\",\"i\":0,\"vt\":1,\"ht\":1,"
+    g_string_append(ev, "{\"v\":2,\"ev\":\"tx\",\"i\":0,\"vt\":1,\"ht\":1,"
                     "\"cpu\":0,\"b\":88,\"loop\":1}\n");
     i = 1;
     append_tx(ev, &i, 10, 0, "ab");
@@ -110,11 +110,11 @@ static void test_gaps_and_lost(void)
 {
     g_autoptr(GError) err = NULL;
     g_autoptr(RsEventStream) s = load(
-        "{\"v\":1,\"ev\":\"start\"}\n"
-        "{\"v\":1,\"ev\":\"tx\",\"i\":0,\"vt\":1,\"ht\":1,\"cpu\":0,\"b\":65}\n"
-        "{\"v\":1,\"ev\":\"lost\",\"events\":3}\n"
-        "{\"v\":1,\"ev\":\"tx\",\"i\":4,\"vt\":2,\"ht\":1,\"cpu\":0,\"b\":66}\n"
-        "{\"v\":1,\"ev\":\"future-kind\",\"x\":[1,2]}\n", &err);
+        "{\"v\":2,\"ev\":\"start\"}\n"
+        "{\"v\":2,\"ev\":\"tx\",\"i\":0,\"vt\":1,\"ht\":1,\"cpu\":0,\"b\":65}\n"
+        "{\"v\":2,\"ev\":\"lost\",\"events\":3}\n"
+        "{\"v\":2,\"ev\":\"tx\",\"i\":4,\"vt\":2,\"ht\":1,\"cpu\":0,\"b\":66}\n"
+        "{\"v\":2,\"ev\":\"future-kind\",\"x\":[1,2]}\n", &err);
 
     g_assert_no_error(err);
     g_assert_cmpuint(s->lost_events, ==, 3);
@@ -126,7 +126,7 @@ static void test_gaps_and_lost(void)
 static void test_paced(void)
 {
     g_autoptr(GString) ev = g_string_new(
-        "{\"v\":1,\"ev\":\"start\",\"pace\":\"line\"}\n");
+        "{\"v\":2,\"ev\":\"start\",\"pace\":\"line\"}\n");
     g_autoptr(GError) err = NULL;
     g_autoptr(RsEventStream) s = NULL;
     g_autoptr(RsTranscript) t = NULL;
@@ -134,11 +134,11 @@ static void test_paced(void)
     guint64 i = 0;
 
     append_tx(ev, &i, 100, 0, "ab\ncd");
-    g_string_append(ev, "{\"v\":1,\"ev\":\"wire\",\"i\":0,\"wt\":1000}\n"
-                    "{\"v\":1,\"ev\":\"wire\",\"i\":1,\"wt\":2000}\n"
-                    "{\"v\":1,\"ev\":\"wire\",\"i\":2,\"wt\":3000}\n"
-                    "{\"v\":1,\"ev\":\"overrun\",\"i\":3}\n"
-                    "{\"v\":1,\"ev\":\"cleared\",\"i\":4}\n");
+    g_string_append(ev, "{\"v\":2,\"ev\":\"wire\",\"i\":0,\"wt\":1000}\n"
+                    "{\"v\":2,\"ev\":\"wire\",\"i\":1,\"wt\":2000}\n"
+                    "{\"v\":2,\"ev\":\"wire\",\"i\":2,\"wt\":3000}\n"
+                    "{\"v\":2,\"ev\":\"overrun\",\"i\":3}\n"
+                    "{\"v\":2,\"ev\":\"cleared\",\"i\":4}\n");
     s = load(ev->str, &err);
     g_assert_no_error(err);
     g_assert_true(s->paced);
@@ -160,29 +160,29 @@ static void test_bad_streams(void)
         const char *text;
         const char *why;
     } bad[] = {
-        { "{\"v\":1,\"ev\":\"start\"}\nnot json\n", "not JSON" },
+        { "{\"v\":2,\"ev\":\"start\"}\nnot json\n", "not JSON" },
         { "[1,2]\n", "not a JSON object" },
         { "{\"ev\":\"start\"}\n", "no schema version" },
-        { "{\"v\":2,\"ev\":\"start\"}\n", "schema version 2" },
-        { "{\"v\":1}\n", "no event type" },
-        { "{\"v\":1,\"ev\":\"start\"}\n{\"v\":1,\"ev\":\"tx\",\"i\":0,"
+        { "{\"v\":3,\"ev\":\"start\"}\n", "schema version 3" },
+        { "{\"v\":2}\n", "no event type" },
+        { "{\"v\":2,\"ev\":\"start\"}\n{\"v\":2,\"ev\":\"tx\",\"i\":0,"
           "\"vt\":1,\"ht\":1,\"cpu\":0,\"b\":256}\n", "malformed \"tx\"" },
-        { "{\"v\":1,\"ev\":\"start\"}\n{\"v\":1,\"ev\":\"tx\",\"i\":0,"
+        { "{\"v\":2,\"ev\":\"start\"}\n{\"v\":2,\"ev\":\"tx\",\"i\":0,"
           "\"vt\":1,\"ht\":1,\"cpu\":0,\"b\":\"A\"}\n", "malformed \"tx\"" },
-        { "{\"v\":1,\"ev\":\"start\"}\n"
-          "{\"v\":1,\"ev\":\"tx\",\"i\":5,\"vt\":1,\"ht\":1,\"cpu\":0,\"b\":1}\n"
-          "{\"v\":1,\"ev\":\"tx\",\"i\":5,\"vt\":1,\"ht\":1,\"cpu\":0,\"b\":1}\n",
+        { "{\"v\":2,\"ev\":\"start\"}\n"
+          "{\"v\":2,\"ev\":\"tx\",\"i\":5,\"vt\":1,\"ht\":1,\"cpu\":0,\"b\":1}\n"
+          "{\"v\":2,\"ev\":\"tx\",\"i\":5,\"vt\":1,\"ht\":1,\"cpu\":0,\"b\":1}\n",
           "repeats or goes back" },
-        { "{\"v\":1,\"ev\":\"tx\",\"i\":0,\"vt\":1,\"ht\":1,\"cpu\":0,"
+        { "{\"v\":2,\"ev\":\"tx\",\"i\":0,\"vt\":1,\"ht\":1,\"cpu\":0,"
           "\"b\":1}\n", "no \"start\" record" },
-        { "{\"v\":1,\"ev\":\"start\"}\n{\"v\":1,\"ev\":\"lost\"}\n",
+        { "{\"v\":2,\"ev\":\"start\"}\n{\"v\":2,\"ev\":\"lost\"}\n",
           "malformed \"lost\"" },
-        { "{\"v\":1,\"ev\":\"start\",\"pace\":\"line\"}\n"
-          "{\"v\":1,\"ev\":\"wire\",\"i\":0,\"wt\":5}\n",
+        { "{\"v\":2,\"ev\":\"start\",\"pace\":\"line\"}\n"
+          "{\"v\":2,\"ev\":\"wire\",\"i\":0,\"wt\":5}\n",
           "was not written" },
-        { "{\"v\":1,\"ev\":\"start\",\"pace\":\"line\"}\n"
-          "{\"v\":1,\"ev\":\"tx\",\"i\":0,\"vt\":9,\"ht\":1,\"cpu\":0,"
-          "\"b\":1}\n{\"v\":1,\"ev\":\"wire\",\"i\":0,\"wt\":5}\n",
+        { "{\"v\":2,\"ev\":\"start\",\"pace\":\"line\"}\n"
+          "{\"v\":2,\"ev\":\"tx\",\"i\":0,\"vt\":9,\"ht\":1,\"cpu\":0,"
+          "\"b\":1}\n{\"v\":2,\"ev\":\"wire\",\"i\":0,\"wt\":5}\n",
           "already accounted" },
     };
     guint i;

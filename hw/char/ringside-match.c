@@ -1,0 +1,1149 @@
+/*
+ * ringside-match.c: judge console lines against the printk ring.
+ *
+ * How a 6.1 console prints (kernel/printk/printk.c): console_emit_next_record()
+ * reads finalized records in seq order from con->seq, skips those with
+ * level >= console_loglevel, formats the rest with record_print_text() (the
+ * same prefix on every line of a multi-line record) into a CONSOLE_LOG_MAX
+ * buffer, and writes it; records overwritten before the console got to them
+ * are announced by one "** N printk messages dropped **\n" write.  The 8250
+ * console turns each '\n' into "\r\n".
+ *
+ * A line is looked for first where the console should be (the cursor), then
+ * by its printed timestamp (a binary search of the ring), else in a window
+ * around the cursor.  Lines that match nothing exactly are tested for being
+ * two records interleaved ("torn") and for being a damaged copy of the
+ * record they claim to be ("corrupt").
+ *
+ * Everything read from the ring is guest-controlled: lengths are clamped to
+ * our buffers, every loop has a fixed bound, and a record that breaks the
+ * ring's invariants makes the whole ring untrusted.
+ */
+#ifdef RINGSIDE_IN_QEMU
+#include "qemu/osdep.h"
+#endif
+#include <string.h>
+
+#include "ringside-match.h"
+
+#define NO_SEQ          UINT64_MAX
+#define FAST_STEPS      64      /* records stepped over from the cursor */
+#define NEAR            64      /* window searched without timestamps */
+#define TS_PROBES       64      /* binary search steps */
+#define TS_SCAN         256     /* records compared around the ts found */
+#define TS_CANDS        8
+#define TORN_MAX        512     /* longest line tested for tearing */
+#define EMBED_MAX       4       /* timestamps looked up inside one line */
+#define BL_HDR          36      /* backlog entry header */
+
+/* window[] slots: class in the low nibble, level + 1 in the high one */
+enum { W_NONE, W_SEEN, W_MISSING, W_FILTERED, W_DROPPED };
+
+static const char *const verdict_names[RS_V_COUNT] = {
+    [RS_V_OK] = "ok",
+    [RS_V_CORRUPT] = "corrupt",
+    [RS_V_TORN] = "torn",
+    [RS_V_DUPLICATE] = "duplicate",
+    [RS_V_REORDERED] = "reordered",
+    [RS_V_UNMATCHED] = "unmatched",
+    [RS_V_NOTICE] = "dropped-notice",
+    [RS_V_UNCHECKED] = "unchecked",
+    [RS_V_MISSING] = "missing",
+    [RS_V_FILTERED] = "filtered",
+    [RS_V_DROPPED] = "dropped",
+};
+
+const char *rs_verdict_name(rs_verdict v)
+{
+    return (unsigned)v < RS_V_COUNT ? verdict_names[v] : "?";
+}
+
+/* A line to judge. */
+typedef struct line {
+    const uint8_t *b;
+    uint32_t n;
+    uint64_t first, last;
+    int64_t vt_first, vt;
+    bool partial;               /* cut off by the guest stopping */
+    /* its prefix */
+    unsigned flags;
+    bool has_ts;
+    uint64_t ts_us;
+    uint32_t body;
+} line;
+
+/* A record as the console would print it. */
+typedef struct cand {
+    uint64_t seq;
+    uint64_t ts_nsec;
+    int level;
+    char out[RS_CONSOLE_LOG_MAX];
+    uint32_t len;               /* all lines, with their '\n' */
+    uint32_t l1;                /* first line, without '\n' */
+} cand;
+
+static void report(rs_match *m, rs_verdict v, rs_verdict_info *vi)
+{
+    vi->verdict = v;
+    m->counts[v] += v >= RS_V_MISSING && vi->count ? vi->count : 1;
+    if (m->report) {
+        m->report(m->opaque, vi);
+    }
+}
+
+static void line_info(const line *l, rs_verdict_info *vi)
+{
+    memset(vi, 0, sizeof(*vi));
+    vi->first = l->first;
+    vi->last = l->last;
+    vi->vt = l->vt;
+    vi->len = l->n;
+    vi->at = vi->want = vi->got = -1;
+    vi->level = -1;
+}
+
+static void distrust(rs_match *m, const char *reason)
+{
+    m->ring = NULL;
+    if (m->untrusted) {
+        m->untrusted(m->opaque, reason ? reason : "invariant broken");
+    }
+}
+
+/* A read that retries records changing under it; BAD distrusts the ring. */
+static rs_rec_status rd(rs_match *m, uint64_t seq, rs_record *rec,
+                        char *text, size_t cap)
+{
+    rs_rec_status st = RS_REC_BAD;
+    int i;
+
+    if (!m->ring) {
+        memset(rec, 0, sizeof(*rec));
+        return RS_REC_BAD;
+    }
+    for (i = 0; i < RS_CHANGED_TRIES; i++) {
+        st = rs_ring_read(m->ring, seq, rec, text, cap);
+        if (st != RS_REC_CHANGED) {
+            break;
+        }
+    }
+    if (st == RS_REC_BAD) {
+        distrust(m, rec->reason);
+    }
+    return st;
+}
+
+static rs_rec_status get_cand(rs_match *m, uint64_t seq, unsigned flags,
+                              cand *c)
+{
+    char text[RS_CONSOLE_LOG_MAX];
+    rs_record rec;
+    rs_rec_status st = rd(m, seq, &rec, text, sizeof(text));
+    const char *nl;
+
+    c->seq = seq;
+    c->level = st == RS_REC_OK || st == RS_REC_NODATA ? rec.level : -1;
+    if (st != RS_REC_OK) {
+        return st;
+    }
+    c->ts_nsec = rec.ts_nsec;
+    c->len = rs_format(&rec, flags, RS_CONSOLE_LOG_MAX, c->out,
+                       sizeof(c->out));
+    nl = memchr(c->out, '\n', c->len);
+    c->l1 = nl ? (uint32_t)(nl - c->out) : c->len;
+    return st;
+}
+
+static bool line_is(const line *l, const char *s, uint32_t n)
+{
+    return l->n == n && !memcmp(l->b, s, n);
+}
+
+/* Does the console print nothing of records at this level? */
+static bool filtered(const rs_match *m, int level)
+{
+    if (m->loglevel > 0) {
+        return level >= m->loglevel;
+    }
+    return level > m->max_level;
+}
+
+/* ---- the line's prefix ---- */
+
+static bool is_digit(uint8_t c)
+{
+    return c >= '0' && c <= '9';
+}
+
+/* "[%5lu.%06lu]" at p; returns its length or 0. */
+static uint32_t parse_ts(const uint8_t *p, uint32_t n, uint64_t *us)
+{
+    uint64_t sec = 0, usec = 0;
+    uint32_t i = 1, d;
+
+    if (n < 10 || p[0] != '[') {
+        return 0;
+    }
+    while (i < n && p[i] == ' ') {
+        i++;
+    }
+    for (d = 0; i < n && is_digit(p[i]) && d < 12; i++, d++) {
+        sec = sec * 10 + (p[i] - '0');
+    }
+    if (!d || i >= n || p[i++] != '.') {
+        return 0;
+    }
+    for (d = 0; d < 6; d++, i++) {
+        if (i >= n || !is_digit(p[i])) {
+            return 0;
+        }
+        usec = usec * 10 + (p[i] - '0');
+    }
+    if (i >= n || p[i] != ']') {
+        return 0;
+    }
+    *us = sec * 1000000u + usec;
+    return i + 1;
+}
+
+/* "[%6s]" of "T<pid>" or "C<cpu>" at p; returns its length or 0. */
+static uint32_t parse_caller(const uint8_t *p, uint32_t n)
+{
+    uint32_t i = 1, d = 0;
+
+    if (n < 8 || p[0] != '[') {
+        return 0;
+    }
+    while (i < n && p[i] == ' ') {
+        i++;
+    }
+    if (i >= n || (p[i] != 'T' && p[i] != 'C')) {
+        return 0;
+    }
+    for (i++; i < n && is_digit(p[i]) && d < 11; i++) {
+        d++;
+    }
+    return d && i < n && p[i] == ']' && i >= 7 ? i + 1 : 0;
+}
+
+static void parse_prefix(line *l)
+{
+    const uint8_t *p = l->b;
+    uint32_t n = l->n, i = 0, k;
+
+    l->flags = 0;
+    l->has_ts = false;
+    if (n > 2 && p[0] == '<' && is_digit(p[1])) {
+        for (k = 1; k < n && k < 6 && is_digit(p[k]); k++) {
+        }
+        if (k < n && p[k] == '>') {
+            l->flags |= RS_FMT_SYSLOG;
+            i = k + 1;
+        }
+    }
+    k = parse_ts(p + i, n - i, &l->ts_us);
+    if (k) {
+        l->flags |= RS_FMT_TIME;
+        l->has_ts = true;
+        i += k;
+    }
+    k = parse_caller(p + i, n - i);
+    if (k) {
+        l->flags |= RS_FMT_CALLER;
+        i += k;
+    }
+    if ((l->flags & (RS_FMT_TIME | RS_FMT_CALLER)) && i < n && p[i] == ' ') {
+        i++;
+    }
+    l->body = i;
+}
+
+/* "** N printk messages dropped **" */
+static bool parse_notice(const line *l, uint64_t *count)
+{
+    static const char head[] = "** ", tail[] = " printk messages dropped **";
+    uint32_t i = sizeof(head) - 1, d = 0;
+    uint64_t v = 0;
+
+    if (l->n < sizeof(head) - 1 + sizeof(tail) || memcmp(l->b, head, i)) {
+        return false;
+    }
+    for (; i < l->n && is_digit(l->b[i]) && d < 19; i++, d++) {
+        v = v * 10 + (l->b[i] - '0');
+    }
+    if (!d || l->n - i != sizeof(tail) - 1 ||
+        memcmp(l->b + i, tail, sizeof(tail) - 1)) {
+        return false;
+    }
+    *count = v;
+    return true;
+}
+
+/* ---- where the console is: the cursor and the window behind it ---- */
+
+static void judge_slot(rs_match *m, uint64_t seq, uint8_t slot)
+{
+    rs_verdict_info vi;
+    unsigned cls = slot & 15;
+
+    if (cls < W_MISSING) {
+        return;
+    }
+    memset(&vi, 0, sizeof(vi));
+    vi.seq = seq;
+    vi.has_seq = true;
+    vi.count = 1;
+    vi.level = (slot >> 4) - 1;
+    vi.at = vi.want = vi.got = -1;
+    report(m, cls == W_MISSING ? RS_V_MISSING :
+              cls == W_FILTERED ? RS_V_FILTERED : RS_V_DROPPED, &vi);
+}
+
+/* The slot of seq is about to be reused for seq + WINDOW: judge seq. */
+static void expire(rs_match *m, uint64_t seq)
+{
+    uint8_t *slot = &m->window[seq % RS_MATCH_WINDOW];
+
+    judge_slot(m, seq, *slot);
+    *slot = W_NONE;
+}
+
+static void expire_all(rs_match *m)
+{
+    uint64_t s;
+    uint32_t i;
+
+    for (i = 0; i < RS_MATCH_WINDOW; i++) {
+        s = m->cursor - RS_MATCH_WINDOW + i;
+        if (m->cursor >= RS_MATCH_WINDOW - i) {
+            expire(m, s);
+        }
+    }
+}
+
+/* Classify a record the console went past without printing. */
+static uint8_t skipped_class(rs_match *m, uint64_t seq, bool read)
+{
+    rs_record rec;
+    rs_rec_status st = RS_REC_GONE;
+    int level = -1;
+
+    if (read) {
+        st = rd(m, seq, &rec, NULL, 0);
+        if (st == RS_REC_OK || st == RS_REC_NODATA) {
+            level = rec.level;
+            if (filtered(m, level)) {
+                return W_FILTERED | (level + 1) << 4;
+            }
+        }
+    }
+    if (m->dropped_credit) {
+        m->dropped_credit--;
+        return W_DROPPED | (level + 1) << 4;
+    }
+    return W_MISSING | (level + 1) << 4;
+}
+
+/* Move the cursor to seq, judging what it passes. */
+static void advance(rs_match *m, uint64_t seq)
+{
+    uint32_t reads = 0;
+
+    if (!m->started) {
+        m->started = true;
+        m->cursor = seq;
+        memset(m->window, 0, sizeof(m->window));
+        return;
+    }
+    while (m->cursor < seq) {
+        if (!m->ring) {
+            m->cursor = seq;
+            return;
+        }
+        if (reads == RS_MATCH_SKIP_READS) {
+            /* a long jump: judge the window, the rest in one go, unread */
+            rs_verdict_info vi;
+
+            expire_all(m);
+            memset(&vi, 0, sizeof(vi));
+            vi.seq = m->cursor;
+            vi.has_seq = true;
+            vi.count = seq - m->cursor;
+            vi.level = -1;
+            vi.at = vi.want = vi.got = -1;
+            report(m, RS_V_MISSING, &vi);
+            m->cursor = seq;
+            return;
+        }
+        expire(m, m->cursor);
+        m->window[m->cursor % RS_MATCH_WINDOW] =
+            skipped_class(m, m->cursor, true);
+        reads++;
+        m->cursor++;
+    }
+}
+
+/* The console printed seq: OK if it is new, else DUPLICATE/REORDERED. */
+static rs_verdict printed(rs_match *m, uint64_t seq, int level)
+{
+    uint8_t *slot;
+
+    if (level > m->max_level) {
+        m->max_level = level;
+    }
+    m->unmatched_run = 0;
+    if (!m->started || seq >= m->cursor) {
+        advance(m, seq);
+        expire(m, seq);
+        m->window[seq % RS_MATCH_WINDOW] = W_SEEN;
+        m->cursor = seq + 1;
+        return RS_V_OK;
+    }
+    if (seq + RS_MATCH_WINDOW < m->cursor) {
+        return RS_V_DUPLICATE;
+    }
+    slot = &m->window[seq % RS_MATCH_WINDOW];
+    if ((*slot & 15) >= W_MISSING) {
+        *slot = W_SEEN;
+        return RS_V_REORDERED;
+    }
+    return RS_V_DUPLICATE;
+}
+
+/* ---- latency ---- */
+
+static unsigned hist_bucket(uint64_t v)
+{
+    unsigned e = 0;
+
+    if (v < 16) {
+        return (unsigned)v;
+    }
+    while (v >> (e + 1)) {
+        e++;
+    }
+    return (e - 3) * 16 + (unsigned)((v >> (e - 4)) & 15);
+}
+
+/* The smallest value of a bucket. */
+static uint64_t hist_value(unsigned b)
+{
+    unsigned e = b / 16 + 3;
+
+    if (b < 16) {
+        return b;
+    }
+    return (uint64_t)(16 + b % 16) << (e - 4);
+}
+
+/*
+ * The guest stamps records with its own clock (local_clock()), which reads
+ * zero some time after QEMU's virtual clock does (firmware, decompression,
+ * TSC setup) and may drift or step against it (TSC calibration; under TCG
+ * the guest clock can lose time).  The offset between the two is measured
+ * on "fresh" lines: the record was still the newest in the ring when its
+ * line was done, so the console printed it as it was stored and its first
+ * byte went out within a character time of ts_nsec.  Other lines use the
+ * last fresh measurement; until there is one, latency is unknown.
+ */
+static void note_offset(rs_match *m, const line *l, const cand *c,
+                        rs_verdict_info *vi)
+{
+    uint64_t next;
+
+    if (m->replaying || !m->ring ||
+        rs_ring_next_seq(m->ring, &next) != RS_OK || next != c->seq + 1) {
+        return;
+    }
+    m->clock_offset = l->vt_first - (int64_t)c->ts_nsec;
+    m->have_offset = true;
+    vi->fresh = true;
+}
+
+static void note_latency(rs_match *m, rs_verdict_info *vi, uint64_t ts_nsec)
+{
+    int64_t lat = vi->vt - (int64_t)ts_nsec - m->clock_offset;
+
+    vi->ts_nsec = ts_nsec;
+    vi->has_ts = true;
+    if (!m->have_offset) {
+        return;
+    }
+    vi->latency = lat;
+    vi->has_latency = true;
+    if (lat < 0) {              /* only if the offset went wrong */
+        m->lat_negative++;
+        return;
+    }
+    if (!m->lat_n || lat < m->lat_min) {
+        m->lat_min = lat;
+    }
+    if (!m->lat_n || lat > m->lat_max) {
+        m->lat_max = lat;
+    }
+    m->lat_n++;
+    m->hist[hist_bucket((uint64_t)lat)]++;
+}
+
+static int64_t hist_rank(const rs_match *m, uint64_t rank)
+{
+    uint64_t seen = 0;
+    unsigned b;
+
+    for (b = 0; b < RS_MATCH_HIST; b++) {
+        seen += m->hist[b];
+        if (seen > rank) {
+            return (int64_t)hist_value(b);
+        }
+    }
+    return m->lat_max;
+}
+
+void rs_match_latency(const rs_match *m, rs_latency *out)
+{
+    memset(out, 0, sizeof(*out));
+    out->negative = m->lat_negative;
+    out->clock_offset = m->have_offset ? m->clock_offset : -1;
+    out->n = m->lat_n;
+    if (!m->lat_n) {
+        return;
+    }
+    out->min = m->lat_min;
+    out->max = m->lat_max;
+    out->p50 = hist_rank(m, m->lat_n / 2);
+    out->p99 = hist_rank(m, m->lat_n - 1 - m->lat_n / 100);
+    if (out->p50 < out->min) {
+        out->p50 = out->min;
+    }
+    if (out->p99 < out->p50) {
+        out->p99 = out->p50;
+    }
+}
+
+/* ---- finding the record a line prints ---- */
+
+static bool ts_of(rs_match *m, uint64_t seq, uint64_t *us)
+{
+    rs_record rec;
+    rs_rec_status st = rd(m, seq, &rec, NULL, 0);
+
+    if (st != RS_REC_OK && st != RS_REC_NODATA) {
+        return false;
+    }
+    *us = rec.ts_nsec / 1000;
+    return true;
+}
+
+/*
+ * Seqs of records stamped ts_us: a binary search for the first record at
+ * or after ts_us (timestamps are nearly monotonic in seq; CPUs' clocks
+ * may differ a little), then a bounded scan around it.
+ */
+static int find_by_ts(rs_match *m, uint64_t ts_us, uint64_t *out, int max)
+{
+    uint64_t lo, hi, first, next, s, us = 0;
+    int probes, n = 0, k;
+
+    if (!m->ring || rs_ring_first_seq(m->ring, &first) != RS_OK ||
+        rs_ring_next_seq(m->ring, &next) != RS_OK || first >= next) {
+        return 0;
+    }
+    lo = first;
+    hi = next;
+    for (probes = 0; lo < hi && probes < TS_PROBES && m->ring; probes++) {
+        uint64_t mid = lo + (hi - lo) / 2;
+
+        for (k = 0; k < 4 && mid + k < hi; k++) {
+            if (ts_of(m, mid + k, &us)) {
+                break;
+            }
+        }
+        if (k == 4 || mid + k >= hi) {
+            hi = mid;           /* unreadable stretch: look below it */
+            continue;
+        }
+        if (us < ts_us) {
+            lo = mid + k + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    s = lo > first + 8 ? lo - 8 : first;
+    for (k = 0; k < TS_SCAN && s < next && n < max && m->ring; k++, s++) {
+        if (!ts_of(m, s, &us)) {
+            continue;
+        }
+        if (us == ts_us) {
+            out[n++] = s;
+        } else if (us > ts_us && s > lo + 8) {
+            break;
+        }
+    }
+    return n;
+}
+
+/* Is seq's first line exactly l?  Fills c. */
+static bool cand_is(rs_match *m, uint64_t seq, const line *l, cand *c)
+{
+    return get_cand(m, seq, l->flags, c) == RS_REC_OK && c->len &&
+           line_is(l, c->out, c->l1);
+}
+
+/* Start printing c's record: a multi-line record's rest is expected next. */
+static rs_verdict take(rs_match *m, const line *l, const cand *c,
+                       rs_verdict_info *vi)
+{
+    rs_verdict v = printed(m, c->seq, c->level);
+
+    if (v == RS_V_OK) {
+        note_offset(m, l, c, vi);
+    }
+    vi->seq = c->seq;
+    vi->has_seq = true;
+    if (c->l1 + 1 < c->len) {
+        m->in_rec = true;
+        m->rec_seq = c->seq;
+        m->rec_ts = c->ts_nsec;
+        memcpy(m->rec, c->out, c->len);
+        m->rec_len = c->len;
+        m->rec_off = c->l1 + 1;
+    } else if (v == RS_V_OK) {
+        note_latency(m, vi, c->ts_nsec);
+    }
+    return v;
+}
+
+/*
+ * The record the console should print next: the first from the cursor it
+ * does not filter.  Returns false if there is none (yet).
+ */
+static bool expected(rs_match *m, const line *l, cand *c, bool *hit)
+{
+    uint64_t s;
+    int i;
+
+    *hit = false;
+    if (!m->started) {
+        return false;
+    }
+    for (i = 0, s = m->cursor; i < FAST_STEPS && m->ring; i++, s++) {
+        rs_rec_status st = get_cand(m, s, l->flags, c);
+
+        if (st == RS_REC_OK && c->len && line_is(l, c->out, c->l1)) {
+            *hit = true;
+            return true;
+        }
+        if (st == RS_REC_NOT_YET || st == RS_REC_BAD) {
+            return false;
+        }
+        if (st == RS_REC_OK && c->len && !filtered(m, c->level)) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/*
+ * Is l an interleaving of a prefix of x and a prefix of y, each giving at
+ * least two bytes and one of them whole?  *xu gets the bytes of x used.
+ */
+static bool interleaved(const line *l, const uint8_t *x, uint32_t xn,
+                        const uint8_t *y, uint32_t yn, uint32_t *xu)
+{
+    uint8_t a[TORN_MAX + 1], b[TORN_MAX + 1];
+    uint8_t *cur = a, *nxt = b, *t;
+    uint32_t n = l->n, k, i, hi;
+
+    if (n > TORN_MAX || xn > TORN_MAX || yn > TORN_MAX || n > xn + yn ||
+        n < 4) {
+        return false;
+    }
+    memset(cur, 0, xn + 1);
+    cur[0] = 1;
+    for (k = 0; k < n; k++) {
+        bool any = false;
+
+        hi = k < xn ? k : xn;
+        memset(nxt, 0, xn + 1);
+        for (i = 0; i <= hi; i++) {
+            uint32_t j = k - i;
+
+            if (!cur[i]) {
+                continue;
+            }
+            if (i < xn && x[i] == l->b[k]) {
+                nxt[i + 1] = 1;
+                any = true;
+            }
+            if (j < yn && y[j] == l->b[k]) {
+                nxt[i] = 1;
+                any = true;
+            }
+        }
+        if (!any) {
+            return false;
+        }
+        t = cur;
+        cur = nxt;
+        nxt = t;
+    }
+    hi = n < xn ? n : xn;
+    for (i = 2; i <= hi; i++) {
+        uint32_t j = n - i;
+
+        if (cur[i] && j >= 2 && (i == xn || j == yn)) {
+            *xu = i;
+            return true;
+        }
+    }
+    return false;
+}
+
+/* First byte where two strings differ, and how much of their ends agree. */
+static uint32_t common_prefix(const uint8_t *a, uint32_t an, const char *b,
+                              uint32_t bn)
+{
+    uint32_t i = 0;
+
+    while (i < an && i < bn && a[i] == (uint8_t)b[i]) {
+        i++;
+    }
+    return i;
+}
+
+static uint32_t common_suffix(const uint8_t *a, uint32_t an, const char *b,
+                              uint32_t bn, uint32_t skip)
+{
+    uint32_t i = 0;
+
+    while (i + skip < an && i + skip < bn &&
+           a[an - 1 - i] == (uint8_t)b[bn - 1 - i]) {
+        i++;
+    }
+    return i;
+}
+
+/*
+ * Is l a damaged copy of c's first line?  Its start and end must agree
+ * with c over half the line when l's timestamp names c, over three
+ * quarters otherwise; a line cut short by the guest stopping need only
+ * be a prefix.
+ */
+static bool damaged(const line *l, const cand *c, bool named,
+                    rs_verdict_info *vi)
+{
+    uint32_t p = common_prefix(l->b, l->n, c->out, c->l1);
+    uint32_t s = common_suffix(l->b, l->n, c->out, c->l1, p);
+
+    if (p == l->n && p == c->l1) {
+        return false;
+    }
+    if (!(l->partial && p == l->n && p) &&
+        (uint64_t)(p + s) * (named ? 2 : 4) <
+        (uint64_t)c->l1 * (named ? 1 : 3)) {
+        return false;
+    }
+    vi->at = (int32_t)p;
+    vi->want = p < c->l1 ? (uint8_t)c->out[p] : (p == c->l1 ? '\n' : -1);
+    vi->got = p < l->n ? l->b[p] : -1;
+    vi->seq = c->seq;
+    vi->has_seq = true;
+    return true;
+}
+
+/*
+ * Torn: is l what was cut (the rest of an earlier torn line, else the
+ * expected record, else the record l's own timestamp names) interleaved
+ * with what cut it (a record whose timestamp is printed inside l, the cut
+ * record itself printed again from its start, or the record after it)?
+ */
+static bool torn(rs_match *m, const line *l, const cand *x, bool have_x,
+                 rs_verdict_info *vi)
+{
+    cand ys[EMBED_MAX + 2];
+    uint64_t seqs[1];
+    const uint8_t *xb = m->resid_len ? m->resid : (const uint8_t *)x->out;
+    uint32_t xn = m->resid_len ? m->resid_len : x->l1;
+    uint64_t xseq = m->resid_len ? m->resid_seq : x->seq;
+    int ny = 0, i;
+    uint32_t p, xu, yu;
+
+    if (!m->resid_len && !have_x) {
+        return false;
+    }
+    for (p = 1; p < l->n && ny < EMBED_MAX && m->ring; p++) {
+        uint64_t us;
+
+        if (l->b[p] == '[' && parse_ts(l->b + p, l->n - p, &us) &&
+            find_by_ts(m, us, seqs, 1) == 1 &&
+            get_cand(m, seqs[0], l->flags, &ys[ny]) == RS_REC_OK) {
+            ny++;
+        }
+    }
+    if (have_x) {
+        ys[ny++] = *x;
+    }
+    if (get_cand(m, xseq + 1, l->flags, &ys[ny]) == RS_REC_OK) {
+        ny++;
+    }
+    for (i = 0; i < ny && m->ring; i++) {
+        const cand *y = &ys[i];
+
+        if (!interleaved(l, xb, xn, (const uint8_t *)y->out, y->l1, &xu)) {
+            continue;
+        }
+        yu = l->n - xu;
+        vi->seq = xseq;
+        vi->has_seq = true;
+        vi->seq2 = y->seq;
+        vi->has_seq2 = true;
+        if (!m->resid_len) {
+            printed(m, x->seq, x->level);
+        }
+        printed(m, y->seq, y->level);
+        /* keep what is left of the side that did not finish */
+        if (xu < xn) {
+            memmove(m->resid, xb + xu, xn - xu);
+            m->resid_len = xn - xu;
+            m->resid_seq = xseq;
+        } else {
+            memcpy(m->resid, y->out + yu, y->l1 - yu);
+            m->resid_len = y->l1 - yu;
+            m->resid_seq = y->seq;
+        }
+        return true;
+    }
+    return false;
+}
+
+static void judge(rs_match *m, line *l)
+{
+    rs_verdict_info vi;
+    rs_verdict v = RS_V_UNMATCHED;
+    uint64_t seqs[TS_CANDS], count;
+    cand c, e;
+    bool have_e = false, hit;
+    int n, i;
+
+    line_info(l, &vi);
+    if (!m->ring) {
+        report(m, RS_V_UNCHECKED, &vi);
+        return;
+    }
+    parse_prefix(l);
+    if (parse_notice(l, &count)) {
+        m->dropped_credit += count;
+        vi.count = count;
+        m->unmatched_run = 0;
+        report(m, RS_V_NOTICE, &vi);
+        return;
+    }
+
+    /* the rest of a line torn apart earlier */
+    if (m->resid_len && line_is(l, (const char *)m->resid, m->resid_len)) {
+        m->resid_len = 0;
+        report(m, RS_V_TORN, &vi);
+        return;
+    }
+
+    /* the next line of a multi-line record */
+    if (m->in_rec) {
+        const char *p = (const char *)m->rec + m->rec_off;
+        const char *nl = memchr(p, '\n', m->rec_len - m->rec_off);
+        uint32_t ln = nl ? (uint32_t)(nl - p) : m->rec_len - m->rec_off;
+
+        m->in_rec = false;
+        if (line_is(l, p, ln)) {
+            vi.seq = m->rec_seq;
+            vi.has_seq = true;
+            m->rec_off += ln + 1;
+            if (m->rec_off < m->rec_len) {
+                m->in_rec = true;
+            } else {
+                note_latency(m, &vi, m->rec_ts);
+            }
+            report(m, RS_V_OK, &vi);
+            return;
+        }
+    }
+
+    have_e = expected(m, l, &e, &hit);
+    if (hit) {
+        v = take(m, l, &e, &vi);
+        goto out;
+    }
+
+    /* elsewhere in the ring: by timestamp, else near the cursor */
+    n = 0;
+    if (l->has_ts) {
+        n = find_by_ts(m, l->ts_us, seqs, TS_CANDS);
+        for (i = 0; i < n && m->ring; i++) {
+            if (cand_is(m, seqs[i], l, &c)) {
+                v = take(m, l, &c, &vi);
+                goto out;
+            }
+        }
+    } else if (m->started) {
+        uint64_t s = m->cursor > NEAR ? m->cursor - NEAR : 0;
+
+        for (; s < m->cursor + NEAR && m->ring; s++) {
+            if (cand_is(m, s, l, &c)) {
+                v = take(m, l, &c, &vi);
+                goto out;
+            }
+        }
+    } else {
+        uint64_t next = 0, s;
+
+        if (rs_ring_next_seq(m->ring, &next) == RS_OK) {
+            for (s = next > 4 * NEAR ? next - 4 * NEAR : 0;
+                 s < next && m->ring; s++) {
+                if (cand_is(m, s, l, &c)) {
+                    v = take(m, l, &c, &vi);
+                    goto out;
+                }
+            }
+        }
+    }
+
+    if (!have_e && n > 0 && get_cand(m, seqs[0], l->flags, &e) == RS_REC_OK) {
+        have_e = true;          /* nothing expected: the record l names */
+    }
+    if (m->ring && torn(m, l, &e, have_e, &vi)) {
+        v = RS_V_TORN;
+        m->unmatched_run = 0;
+        goto out;
+    }
+    m->resid_len = 0;
+
+    /* damaged: the record its timestamp names, else the expected one */
+    if (m->ring) {
+        cand best;
+        uint32_t best_score = 0;
+        bool have_best = false;
+
+        for (i = 0; i < n && m->ring; i++) {
+            uint32_t sc;
+
+            if (get_cand(m, seqs[i], l->flags, &c) != RS_REC_OK) {
+                continue;
+            }
+            sc = common_prefix(l->b, l->n, c.out, c.l1);
+            sc += common_suffix(l->b, l->n, c.out, c.l1, sc);
+            if (!have_best || sc > best_score) {
+                best = c;
+                best_score = sc;
+                have_best = true;
+            }
+        }
+        if (have_best && damaged(l, &best, true, &vi)) {
+            printed(m, best.seq, best.level);
+            v = RS_V_CORRUPT;
+            goto out;
+        }
+        if (!have_best && have_e && damaged(l, &e, false, &vi)) {
+            printed(m, e.seq, e.level);
+            v = RS_V_CORRUPT;
+            goto out;
+        }
+    }
+    m->unmatched_run++;
+
+out:
+    if (!m->ring) {
+        v = RS_V_UNCHECKED;
+    }
+    report(m, v, &vi);
+}
+
+/* ---- the byte stream ---- */
+
+static void backlog_put(rs_match *m, const line *l)
+{
+    uint32_t need = BL_HDR + l->n;
+    uint8_t *p = m->backlog + m->backlog_len;
+    uint32_t n32 = l->n;
+
+    if (need > sizeof(m->backlog) - m->backlog_len) {
+        line copy = *l;
+
+        judge(m, &copy);        /* no ring: UNCHECKED */
+        return;
+    }
+    memcpy(p, &n32, 4);
+    memcpy(p + 4, &l->first, 8);
+    memcpy(p + 12, &l->last, 8);
+    memcpy(p + 20, &l->vt, 8);
+    memcpy(p + 28, &l->vt_first, 8);
+    memcpy(p + BL_HDR, l->b, l->n);
+    m->backlog_len += need;
+}
+
+static void backlog_replay(rs_match *m)
+{
+    uint32_t off = 0, n;
+
+    m->replaying = true;
+    while (off + BL_HDR <= m->backlog_len) {
+        line l;
+
+        memset(&l, 0, sizeof(l));
+        memcpy(&n, m->backlog + off, 4);
+        if (n > m->backlog_len - off - BL_HDR) {
+            break;              /* cannot happen unless migrated badly */
+        }
+        memcpy(&l.first, m->backlog + off + 4, 8);
+        memcpy(&l.last, m->backlog + off + 12, 8);
+        memcpy(&l.vt, m->backlog + off + 20, 8);
+        memcpy(&l.vt_first, m->backlog + off + 28, 8);
+        l.b = m->backlog + off + BL_HDR;
+        l.n = n;
+        judge(m, &l);
+        off += BL_HDR + n;
+    }
+    m->replaying = false;
+    m->backlog_len = 0;
+}
+
+static void line_done(rs_match *m, uint64_t last, int64_t vt, bool partial)
+{
+    line l;
+
+    memset(&l, 0, sizeof(l));
+    l.b = m->line;
+    l.n = m->len;
+    l.first = m->first;
+    l.last = last;
+    l.vt = vt;
+    l.vt_first = m->vt_first;
+    l.partial = partial;
+    if (m->overlong) {
+        rs_verdict_info vi;
+
+        line_info(&l, &vi);
+        report(m, m->ring ? RS_V_UNMATCHED : RS_V_UNCHECKED, &vi);
+    } else if (!m->ring && !partial) {
+        backlog_put(m, &l);
+    } else {
+        judge(m, &l);
+    }
+    m->len = 0;
+    m->overlong = false;
+    m->cr = false;
+}
+
+static void line_start(rs_match *m, uint64_t index, int64_t vt)
+{
+    if (m->len == 0 && !m->overlong && !m->cr) {
+        m->first = index;
+        m->vt_first = vt;
+    }
+}
+
+static void line_add(rs_match *m, uint8_t byte)
+{
+    if (m->len < sizeof(m->line)) {
+        m->line[m->len++] = byte;
+    } else {
+        m->overlong = true;
+    }
+}
+
+void rs_match_byte(rs_match *m, uint8_t byte, uint64_t index, int64_t vt)
+{
+    line_start(m, index, vt);
+    if (byte == '\n') {
+        m->cr = false;
+        line_done(m, index, vt, false);
+        return;
+    }
+    /* "\r\n" ends a line; any other '\r' is part of it */
+    if (m->cr) {
+        m->cr = false;
+        line_add(m, '\r');
+    }
+    if (byte == '\r') {
+        m->cr = true;
+        return;
+    }
+    line_add(m, byte);
+}
+
+void rs_match_init(rs_match *m, int loglevel, rs_report_fn report,
+                   rs_untrusted_fn untrusted, void *opaque)
+{
+    memset(m, 0, sizeof(*m));
+    m->loglevel = loglevel;
+    m->report = report;
+    m->untrusted = untrusted;
+    m->opaque = opaque;
+    m->max_level = -1;
+}
+
+void rs_match_attach(rs_match *m, const rs_ring *ring)
+{
+    m->ring = ring;
+    m->started = false;
+    m->in_rec = false;
+    m->resid_len = 0;
+    m->unmatched_run = 0;
+    m->dropped_credit = 0;
+    m->have_offset = false;
+    memset(m->window, 0, sizeof(m->window));
+    backlog_replay(m);
+}
+
+void rs_match_resume(rs_match *m, const rs_ring *ring)
+{
+    m->ring = ring;
+}
+
+void rs_match_detach(rs_match *m)
+{
+    if (m->started) {
+        expire_all(m);
+    }
+    m->ring = NULL;
+    m->started = false;
+    m->in_rec = false;
+    m->resid_len = 0;
+}
+
+void rs_match_finish(rs_match *m, int64_t vt)
+{
+    uint64_t next = 0, s;
+    uint32_t reads = 0;
+
+    if (m->len || m->overlong) {
+        line_done(m, m->first + m->len, vt, true);
+    }
+    if (!m->ring) {
+        backlog_replay(m);      /* judged UNCHECKED: no ring ever came */
+        return;
+    }
+    if (!m->started) {
+        return;
+    }
+    expire_all(m);
+    memset(m->window, 0, sizeof(m->window));
+    if (rs_ring_next_seq(m->ring, &next) != RS_OK || next <= m->cursor) {
+        return;
+    }
+    /* records after the cursor the console never got to */
+    for (s = m->cursor; s < next && reads < RS_MATCH_SKIP_READS && m->ring;
+         s++, reads++) {
+        judge_slot(m, s, skipped_class(m, s, true));
+    }
+    if (s < next) {
+        rs_verdict_info vi;
+
+        memset(&vi, 0, sizeof(vi));
+        vi.seq = s;
+        vi.has_seq = true;
+        vi.count = next - s;
+        vi.level = -1;
+        vi.at = vi.want = vi.got = -1;
+        report(m, RS_V_MISSING, &vi);
+    }
+    m->cursor = next;
+}

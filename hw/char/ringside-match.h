@@ -1,0 +1,152 @@
+/*
+ * ringside-match.h: judge console output against the printk ring that
+ * produced it (level 0: an unmodified kernel, matched by content).
+ *
+ * Bytes written to the UART are assembled into lines; each line is matched
+ * to the ring record it prints (same prefix and text as record_print_text()
+ * makes of it) and given a verdict.  Records the console skipped are judged
+ * once the console is RS_MATCH_WINDOW records past them, or when the guest
+ * stops: below the console loglevel, dropped by the kernel (it says so on
+ * the console), or missing.
+ *
+ * Plain C99 like the decoder it uses: no QEMU, no GLib, no allocation.  All
+ * state is in struct rs_match, whose fields are plain values so that a
+ * device can migrate them.  Every ring access goes through the decoder's
+ * bounded reads and the number of reads per line is bounded.
+ */
+#ifndef RINGSIDE_MATCH_H
+#define RINGSIDE_MATCH_H
+
+#include "ringside-ring.h"
+
+/* Longest console line kept whole; longer lines are judged "unmatched". */
+#define RS_MATCH_LINE_MAX       1280
+/* Records a skipped record may still turn up late ("reordered"). */
+#define RS_MATCH_WINDOW         128
+/* Lines received before the ring is found, replayed once it is. */
+#define RS_MATCH_BACKLOG        (256 * 1024)
+/* Records read per skipped stretch; the rest are judged unread. */
+#define RS_MATCH_SKIP_READS     4096
+/* Latency histogram: 16 linear steps per power of two. */
+#define RS_MATCH_HIST           1024
+
+typedef enum rs_verdict {
+    /* a console line */
+    RS_V_OK,            /* exactly what a record prints */
+    RS_V_CORRUPT,       /* a record's line with bytes changed/cut/added */
+    RS_V_TORN,          /* bytes of two records interleaved */
+    RS_V_DUPLICATE,     /* a record printed again */
+    RS_V_REORDERED,     /* a record printed after a later one */
+    RS_V_UNMATCHED,     /* no record explains it */
+    RS_V_NOTICE,        /* the kernel's "** N printk messages dropped **" */
+    RS_V_UNCHECKED,     /* no trusted ring to check it against */
+    /* a ring record that never reached the console */
+    RS_V_MISSING,
+    RS_V_FILTERED,      /* below the console loglevel */
+    RS_V_DROPPED,       /* counted in a NOTICE */
+    RS_V_COUNT
+} rs_verdict;
+
+const char *rs_verdict_name(rs_verdict v);
+
+typedef struct rs_verdict_info {
+    rs_verdict verdict;
+    uint64_t seq;               /* the record, if any (has_seq) */
+    uint64_t seq2;              /* TORN: the other record */
+    bool has_seq, has_seq2;
+    uint64_t first, last;       /* lines: byte indexes in the stream */
+    int64_t vt;                 /* lines: virtual ns of the last byte */
+    uint64_t ts_nsec;           /* OK, last line: the record's timestamp */
+    int64_t latency;            /* OK: vt - ts_nsec - clock offset */
+    bool has_ts, has_latency;
+    bool fresh;                 /* measured the clock offset */
+    uint32_t len;               /* lines: length without "\r\n" */
+    int32_t at, want, got;      /* CORRUPT: offset, bytes (-1: none) */
+    uint64_t count;             /* NOTICE: N; MISSING: records (>= 1) */
+    int level;                  /* records: level (-1: unread) */
+} rs_verdict_info;
+
+typedef void (*rs_report_fn)(void *opaque, const rs_verdict_info *vi);
+/* The ring broke an invariant: stop trusting it (reason is static). */
+typedef void (*rs_untrusted_fn)(void *opaque, const char *reason);
+
+typedef struct rs_match {
+    /* set by rs_match_init() / rs_match_attach(); not migrated */
+    const rs_ring *ring;
+    rs_report_fn report;
+    rs_untrusted_fn untrusted;
+    void *opaque;
+    int loglevel;               /* console_loglevel, 0: infer */
+
+    /* the line being assembled */
+    uint8_t line[RS_MATCH_LINE_MAX];
+    uint32_t len;
+    bool overlong;
+    bool cr;                    /* a '\r' is held back */
+    uint64_t first;             /* byte index of the line's first byte */
+    int64_t vt_first;           /* and its virtual time */
+
+    /* where the console is in the ring */
+    bool started;               /* a line has been matched */
+    uint64_t cursor;            /* the next seq the console should print */
+    int32_t max_level;          /* highest level printed, -1: none */
+    uint64_t dropped_credit;    /* records the kernel said it dropped */
+    uint8_t window[RS_MATCH_WINDOW];    /* by seq % WINDOW, < cursor */
+    uint32_t unmatched_run;
+
+    /* a multi-line record partly printed: its formatted text */
+    bool in_rec;
+    uint64_t rec_seq;
+    uint64_t rec_ts;
+    uint8_t rec[RS_CONSOLE_LOG_MAX];
+    uint32_t rec_len, rec_off;
+
+    /* a torn line: what is left of the record cut off */
+    uint8_t resid[RS_MATCH_LINE_MAX];
+    uint32_t resid_len;
+    uint64_t resid_seq;
+
+    /* lines seen before a ring was found: u32 len, u64 first, u64 last,
+     * i64 vt, bytes */
+    uint8_t backlog[RS_MATCH_BACKLOG];
+    uint32_t backlog_len;
+
+    uint64_t counts[RS_V_COUNT];
+    uint64_t hist[RS_MATCH_HIST];
+    bool replaying;             /* not migrated: never across a callback */
+    bool have_offset;
+    int64_t clock_offset;       /* guest clock zero on the virtual clock */
+    int64_t lat_min, lat_max;
+    uint64_t lat_n;
+    uint64_t lat_negative;      /* OK lines printed "before" their ts */
+} rs_match;
+
+void rs_match_init(rs_match *m, int loglevel, rs_report_fn report,
+                   rs_untrusted_fn untrusted, void *opaque);
+
+/* Start checking against ring (kept by pointer), replaying the backlog. */
+void rs_match_attach(rs_match *m, const rs_ring *ring);
+/* Stop checking: later lines are kept in the backlog again. */
+void rs_match_detach(rs_match *m);
+/* Check against ring again where the migrated state says we were. */
+void rs_match_resume(rs_match *m, const rs_ring *ring);
+
+/* A byte the guest sent; index is its number in the stream. */
+void rs_match_byte(rs_match *m, uint8_t byte, uint64_t index, int64_t vt);
+
+/*
+ * The guest stopped: judge the partial line, every record still in the
+ * window and every record after the cursor (at most RS_MATCH_SKIP_READS
+ * read, the rest missing unread).  Matching may go on afterwards.
+ */
+void rs_match_finish(rs_match *m, int64_t vt);
+
+typedef struct rs_latency {
+    uint64_t n, negative;
+    int64_t min, p50, p99, max;     /* ns; p50/p99 within 1/16 */
+    int64_t clock_offset;           /* -1: not known yet */
+} rs_latency;
+
+void rs_match_latency(const rs_match *m, rs_latency *out);
+
+#endif /* RINGSIDE_MATCH_H */

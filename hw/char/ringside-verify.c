@@ -1,0 +1,326 @@
+/*
+ * ringside-serial: judge every console line against the guest's printk
+ * ring (level 0), live, as the guest writes it.
+ *
+ * The judging itself is ringside-match.c (plain C, shared with the tests);
+ * this file feeds it the THR bytes, turns its verdicts into events, QOM
+ * counters and trace events, writes a summary when the guest stops (panic,
+ * shutdown, quit, reset) and migrates its state.
+ *
+ * Copyright (c) 2026 The ringside authors
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+
+#include "qemu/osdep.h"
+#include "qapi/error.h"
+#include "qapi/qapi-types-run-state.h"
+#include "qapi/visitor.h"
+#include "qemu/timer.h"
+#include "migration/vmstate.h"
+#include "sysemu/runstate.h"
+#include "ringside-serial.h"
+#include "trace.h"
+
+static void verify_report(void *opaque, const rs_verdict_info *vi)
+{
+    RingsideSerialState *s = opaque;
+    const char *name = rs_verdict_name(vi->verdict);
+    char extra[160] = "";
+    int n = 0;
+
+    s->verify_dirty = true;
+    if (vi->verdict >= RS_V_MISSING) {
+        trace_ringside_serial_record(name, vi->seq, vi->count);
+        if (vi->verdict == RS_V_FILTERED) {
+            return;             /* counted only: a quiet boot has many */
+        }
+        ringside_events_printf(s, "{\"v\":%d,\"ev\":\"record\",\"verdict\":"
+                               "\"%s\",\"seq\":%" PRIu64 ",\"count\":%"
+                               PRIu64 ",\"level\":%d}\n",
+                               RINGSIDE_EVENTS_VERSION, name, vi->seq,
+                               vi->count, vi->level);
+        return;
+    }
+    trace_ringside_serial_line(name, vi->first, vi->last, vi->seq);
+    if (vi->has_seq) {
+        n += snprintf(extra + n, sizeof(extra) - n, ",\"seq\":%" PRIu64,
+                      vi->seq);
+    }
+    switch (vi->verdict) {
+    case RS_V_OK:
+        if (vi->has_ts) {
+            n += snprintf(extra + n, sizeof(extra) - n, ",\"ts\":%" PRIu64,
+                          vi->ts_nsec);
+        }
+        if (vi->has_latency) {
+            n += snprintf(extra + n, sizeof(extra) - n, ",\"lat\":%" PRId64,
+                          vi->latency);
+        }
+        if (vi->fresh) {
+            n += snprintf(extra + n, sizeof(extra) - n, ",\"fresh\":1");
+        }
+        break;
+    case RS_V_CORRUPT:
+        n += snprintf(extra + n, sizeof(extra) - n,
+                      ",\"at\":%d,\"want\":%d,\"got\":%d",
+                      vi->at, vi->want, vi->got);
+        break;
+    case RS_V_TORN:
+        if (vi->has_seq2) {
+            n += snprintf(extra + n, sizeof(extra) - n, ",\"seq2\":%" PRIu64,
+                          vi->seq2);
+        }
+        break;
+    case RS_V_NOTICE:
+        n += snprintf(extra + n, sizeof(extra) - n, ",\"count\":%" PRIu64,
+                      vi->count);
+        break;
+    default:
+        break;
+    }
+    ringside_events_printf(s, "{\"v\":%d,\"ev\":\"line\",\"verdict\":\"%s\""
+                           ",\"first\":%" PRIu64 ",\"last\":%" PRIu64
+                           ",\"vt\":%" PRId64 ",\"len\":%u%s}\n",
+                           RINGSIDE_EVENTS_VERSION, name, vi->first, vi->last,
+                           vi->vt, vi->len, extra);
+}
+
+/*
+ * The ring broke a rule.  If the note we attached with has changed, a new
+ * kernel is running (kexec without a reset): look for its ring.  If not,
+ * the guest's ring cannot be trusted until the next reset.
+ */
+static void verify_untrusted(void *opaque, const char *reason)
+{
+    RingsideSerialState *s = opaque;
+
+    trace_ringside_serial_untrusted(reason);
+    if (!ringside_attach_note_unchanged(s)) {
+        ringside_attach_restart(s, "note changed");
+    } else {
+        ringside_attach_untrusted(s, reason);
+    }
+}
+
+void ringside_verify_attached(RingsideSerialState *s, bool resumed)
+{
+    if (resumed) {
+        rs_match_resume(&s->match, &s->ring);
+    } else {
+        rs_match_attach(&s->match, &s->ring);
+    }
+}
+
+void ringside_verify_byte(RingsideSerialState *s, uint8_t byte,
+                          uint64_t index, int64_t vt)
+{
+    uint32_t run = s->match.unmatched_run;
+
+    rs_match_byte(&s->match, byte, index, vt);
+    /* Many lines in a row that nothing explains: a new kernel? */
+    if (s->match.unmatched_run >= 32 && run < 32 &&
+        s->ring_state == RS_RING_ATTACHED &&
+        !ringside_attach_note_unchanged(s)) {
+        rs_match_detach(&s->match);
+        ringside_attach_restart(s, "note changed");
+    }
+}
+
+static void verify_summary(RingsideSerialState *s, const char *reason)
+{
+    const uint64_t *c = s->match.counts;
+    rs_latency lat;
+
+    rs_match_latency(&s->match, &lat);
+    trace_ringside_serial_summary(reason);
+    ringside_events_printf(s,
+        "{\"v\":%d,\"ev\":\"summary\",\"reason\":\"%s\",\"ring\":\"%s\","
+        "\"lines\":{\"ok\":%" PRIu64 ",\"corrupt\":%" PRIu64
+        ",\"torn\":%" PRIu64 ",\"duplicate\":%" PRIu64
+        ",\"reordered\":%" PRIu64 ",\"unmatched\":%" PRIu64
+        ",\"dropped-notice\":%" PRIu64 ",\"unchecked\":%" PRIu64 "},"
+        "\"records\":{\"missing\":%" PRIu64 ",\"filtered\":%" PRIu64
+        ",\"dropped\":%" PRIu64 "},"
+        "\"lat\":{\"n\":%" PRIu64 ",\"min\":%" PRId64 ",\"p50\":%" PRId64
+        ",\"p99\":%" PRId64 ",\"max\":%" PRId64 ",\"negative\":%" PRIu64
+        ",\"clock_offset\":%" PRId64 "}}\n",
+        RINGSIDE_EVENTS_VERSION, reason,
+        ringside_ring_state_names[s->ring_state],
+        c[RS_V_OK], c[RS_V_CORRUPT], c[RS_V_TORN], c[RS_V_DUPLICATE],
+        c[RS_V_REORDERED], c[RS_V_UNMATCHED], c[RS_V_NOTICE],
+        c[RS_V_UNCHECKED], c[RS_V_MISSING], c[RS_V_FILTERED],
+        c[RS_V_DROPPED], lat.n, lat.min, lat.p50, lat.p99, lat.max,
+        lat.negative, lat.clock_offset);
+    s->verify_dirty = false;
+}
+
+/* The guest is done (or stopped for good): judge what is left. */
+static void verify_finish(RingsideSerialState *s, const char *reason)
+{
+    rs_match_finish(&s->match, qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL));
+    if (s->verify_dirty) {
+        verify_summary(s, reason);
+    }
+}
+
+/*
+ * Panic (with a pvpanic device), shutdown and quit end the guest: the
+ * console has printed all it will.  Other stops (a "stop" command,
+ * savevm) only get a summary of what was judged so far.
+ */
+static void verify_vm_state(void *opaque, bool running, RunState state)
+{
+    RingsideSerialState *s = opaque;
+
+    if (running) {
+        return;
+    }
+    if (state == RUN_STATE_SHUTDOWN || state == RUN_STATE_GUEST_PANICKED ||
+        state == RUN_STATE_INTERNAL_ERROR) {
+        verify_finish(s, RunState_str(state));
+    } else if (s->verify_dirty) {
+        verify_summary(s, RunState_str(state));
+    }
+}
+
+/* A reset ends one boot: judge it, then start afresh for the next. */
+void ringside_verify_reset(RingsideSerialState *s)
+{
+    if (s->match.ring || s->match.len || s->match.backlog_len) {
+        verify_finish(s, "reset");
+    }
+    rs_match_detach(&s->match);
+    s->match.len = 0;
+    s->match.overlong = false;
+    s->match.cr = false;
+    s->match.backlog_len = 0;
+}
+
+void ringside_verify_realize(RingsideSerialState *s)
+{
+    rs_match_init(&s->match, s->loglevel, verify_report, verify_untrusted, s);
+    s->vmse = qemu_add_vm_change_state_handler(verify_vm_state, s);
+}
+
+void ringside_verify_unrealize(RingsideSerialState *s)
+{
+    qemu_del_vm_change_state_handler(s->vmse);
+    s->vmse = NULL;
+}
+
+/* QOM: a counter per verdict, "verdict-<name>", and latency figures. */
+static void verify_get_latency(Object *obj, Visitor *v, const char *name,
+                               void *opaque, Error **errp)
+{
+    RingsideSerialState *s = RINGSIDE_SERIAL(obj);
+    const char *which = opaque;
+    rs_latency lat;
+    uint64_t val;
+
+    rs_match_latency(&s->match, &lat);
+    if (!strcmp(which, "n")) {
+        val = lat.n;
+    } else if (!strcmp(which, "min")) {
+        val = lat.min;
+    } else if (!strcmp(which, "median")) {
+        val = lat.p50;
+    } else if (!strcmp(which, "p99")) {
+        val = lat.p99;
+    } else {
+        val = lat.max;
+    }
+    visit_type_uint64(v, name, &val, errp);
+}
+
+void ringside_verify_add_props(Object *obj)
+{
+    RingsideSerialState *s = RINGSIDE_SERIAL(obj);
+    static const char *const lat[] = { "n", "min", "median", "p99", "max" };
+    int i;
+
+    for (i = 0; i < RS_V_COUNT; i++) {
+        g_autofree char *name = g_strdup_printf("verdict-%s",
+                                                rs_verdict_name(i));
+
+        object_property_add_uint64_ptr(obj, name, &s->match.counts[i],
+                                       OBJ_PROP_FLAG_READ);
+    }
+    for (i = 0; i < ARRAY_SIZE(lat); i++) {
+        g_autofree char *name = g_strdup_printf("latency-%s%s", lat[i],
+                                                i ? "-ns" : "");
+
+        object_property_add(obj, name, "uint64", verify_get_latency, NULL,
+                            NULL, (void *)lat[i]);
+    }
+}
+
+static bool verify_needed(void *opaque)
+{
+    RingsideSerialState *s = opaque;
+
+    return s->ring_auto;
+}
+
+static int verify_post_load(void *opaque, int version_id)
+{
+    RingsideSerialState *s = opaque;
+
+    if (s->match.len > RS_MATCH_LINE_MAX ||
+        s->match.rec_len > RS_CONSOLE_LOG_MAX ||
+        s->match.rec_off > s->match.rec_len ||
+        s->match.resid_len > RS_MATCH_LINE_MAX ||
+        s->match.backlog_len > RS_MATCH_BACKLOG ||
+        s->ring_state < RS_RING_NONE || s->ring_state > RS_RING_UNTRUSTED) {
+        return -EINVAL;
+    }
+    s->match.ring = NULL;
+    ringside_attach_post_load(s);
+    return 0;
+}
+
+#define M(f) match.f
+
+const VMStateDescription vmstate_ringside_verify = {
+    .name = "ringside-serial/verify",
+    .version_id = 1,
+    .minimum_version_id = 1,
+    .needed = verify_needed,
+    .post_load = verify_post_load,
+    .fields = (VMStateField[]) {
+        VMSTATE_INT32(ring_state, RingsideSerialState),
+        VMSTATE_UINT64(note_gpa, RingsideSerialState),
+        VMSTATE_UINT8_ARRAY(M(line), RingsideSerialState, RS_MATCH_LINE_MAX),
+        VMSTATE_UINT32(M(len), RingsideSerialState),
+        VMSTATE_BOOL(M(overlong), RingsideSerialState),
+        VMSTATE_BOOL(M(cr), RingsideSerialState),
+        VMSTATE_UINT64(M(first), RingsideSerialState),
+        VMSTATE_BOOL(M(started), RingsideSerialState),
+        VMSTATE_UINT64(M(cursor), RingsideSerialState),
+        VMSTATE_INT32(M(max_level), RingsideSerialState),
+        VMSTATE_UINT64(M(dropped_credit), RingsideSerialState),
+        VMSTATE_UINT8_ARRAY(M(window), RingsideSerialState, RS_MATCH_WINDOW),
+        VMSTATE_UINT32(M(unmatched_run), RingsideSerialState),
+        VMSTATE_BOOL(M(in_rec), RingsideSerialState),
+        VMSTATE_UINT64(M(rec_seq), RingsideSerialState),
+        VMSTATE_UINT64(M(rec_ts), RingsideSerialState),
+        VMSTATE_UINT8_ARRAY(M(rec), RingsideSerialState, RS_CONSOLE_LOG_MAX),
+        VMSTATE_UINT32(M(rec_len), RingsideSerialState),
+        VMSTATE_UINT32(M(rec_off), RingsideSerialState),
+        VMSTATE_UINT8_ARRAY(M(resid), RingsideSerialState, RS_MATCH_LINE_MAX),
+        VMSTATE_UINT32(M(resid_len), RingsideSerialState),
+        VMSTATE_UINT64(M(resid_seq), RingsideSerialState),
+        VMSTATE_UINT8_ARRAY(M(backlog), RingsideSerialState,
+                            RS_MATCH_BACKLOG),
+        VMSTATE_UINT32(M(backlog_len), RingsideSerialState),
+        VMSTATE_UINT64_ARRAY(M(counts), RingsideSerialState, RS_V_COUNT),
+        VMSTATE_UINT64_ARRAY(M(hist), RingsideSerialState, RS_MATCH_HIST),
+        VMSTATE_INT64(M(vt_first), RingsideSerialState),
+        VMSTATE_BOOL(M(have_offset), RingsideSerialState),
+        VMSTATE_INT64(M(clock_offset), RingsideSerialState),
+        VMSTATE_INT64(M(lat_min), RingsideSerialState),
+        VMSTATE_INT64(M(lat_max), RingsideSerialState),
+        VMSTATE_UINT64(M(lat_n), RingsideSerialState),
+        VMSTATE_UINT64(M(lat_negative), RingsideSerialState),
+        VMSTATE_END_OF_LIST()
+    }
+};
