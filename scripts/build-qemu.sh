@@ -14,7 +14,7 @@ DL=$QDIR/dl
 SRC=$QDIR/src
 BUILD=$QDIR/build
 WIRING=$RINGSIDE_ROOT/qemu-fork/wiring.patch
-QTESTS=(ringside-serial-test)
+QTESTS=(ringside-serial-test ringside-verify-test)
 FIRMWARE_DIRS=(/usr/share/seabios /usr/share/qemu /usr/lib/ipxe/qemu)
 CONFIGURE_ARGS=(--target-list=x86_64-softmmu --disable-docs --disable-user
     --disable-tools --disable-werror --without-default-features

@@ -32,6 +32,8 @@
 #include "trace.h"
 
 #define RING_PROBE_NS   (100 * SCALE_MS)
+/* How often an attached note is checked for a new kernel's. */
+#define RING_CHECK_NS   (1000 * SCALE_MS)
 /* Pages scanned per tick: 8192 header reads, 32 MiB of RAM. */
 #define RING_SCAN_BYTES (32 * MiB)
 
@@ -216,6 +218,8 @@ void ringside_attach_post_load(RingsideSerialState *s)
                          RS_NOTE_HDR_SIZE + RS_VMCI_TEXT_MAX, text, &len)) {
         attach_from_text(s, text, len, "loadvm", s->note_gpa, true);
         if (s->ring_state == RS_RING_ATTACHED) {
+            timer_mod(s->ring_timer, qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL) +
+                      RING_CHECK_NS);
             return;
         }
     }
@@ -278,11 +282,23 @@ static bool attach_scan_step(RingsideSerialState *s, char *text, size_t *len,
 static void attach_probe(void *opaque)
 {
     RingsideSerialState *s = opaque;
-    g_autofree char *text = g_malloc(RS_VMCI_TEXT_MAX);
+    g_autofree char *text = NULL;
     uint64_t note_gpa = 0;
     size_t len = 0;
     const char *via = NULL;
 
+    /* Attached: a kexec'd kernel (no reset) writes a note of its own. */
+    if (s->ring_state == RS_RING_ATTACHED) {
+        if (ringside_attach_note_unchanged(s)) {
+            timer_mod(s->ring_timer, qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL) +
+                      RING_CHECK_NS);
+        } else {
+            rs_match_detach(&s->match);
+            ringside_attach_restart(s, "note changed");
+        }
+        return;
+    }
+    text = g_malloc(RS_VMCI_TEXT_MAX);
     if (attach_try_fw_cfg(s, text, &len, &note_gpa)) {
         via = "vmcoreinfo";
     } else if (attach_scan_step(s, text, &len, &note_gpa)) {
@@ -293,10 +309,9 @@ static void attach_probe(void *opaque)
                  note_gpa == s->note_gpa)) {
         attach_from_text(s, text, len, via, note_gpa, false);
     }
-    if (s->ring_state != RS_RING_ATTACHED) {
-        timer_mod(s->ring_timer,
-                  qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL) + RING_PROBE_NS);
-    }
+    timer_mod(s->ring_timer, qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL) +
+              (s->ring_state == RS_RING_ATTACHED ? RING_CHECK_NS
+                                                 : RING_PROBE_NS));
 }
 
 void ringside_attach_reset(RingsideSerialState *s)

@@ -299,13 +299,23 @@ static void judge_slot(rs_match *m, uint64_t seq, uint8_t slot)
               cls == W_FILTERED ? RS_V_FILTERED : RS_V_DROPPED, &vi);
 }
 
-/* The slot of seq is about to be reused for seq + WINDOW: judge seq. */
+/* Judge the record in seq's slot: it leaves the window. */
 static void expire(rs_match *m, uint64_t seq)
 {
     uint8_t *slot = &m->window[seq % RS_MATCH_WINDOW];
 
     judge_slot(m, seq, *slot);
     *slot = W_NONE;
+}
+
+/* seq is about to take the slot of seq - WINDOW. */
+static void expire_for(rs_match *m, uint64_t seq)
+{
+    if (seq >= RS_MATCH_WINDOW) {
+        expire(m, seq - RS_MATCH_WINDOW);
+    } else {
+        m->window[seq] = W_NONE;
+    }
 }
 
 static void expire_all(rs_match *m)
@@ -375,7 +385,7 @@ static void advance(rs_match *m, uint64_t seq)
             m->cursor = seq;
             return;
         }
-        expire(m, m->cursor);
+        expire_for(m, m->cursor);
         m->window[m->cursor % RS_MATCH_WINDOW] =
             skipped_class(m, m->cursor, true);
         reads++;
@@ -394,7 +404,7 @@ static rs_verdict printed(rs_match *m, uint64_t seq, int level)
     m->unmatched_run = 0;
     if (!m->started || seq >= m->cursor) {
         advance(m, seq);
-        expire(m, seq);
+        expire_for(m, seq);
         m->window[seq % RS_MATCH_WINDOW] = W_SEEN;
         m->cursor = seq + 1;
         return RS_V_OK;
@@ -595,6 +605,8 @@ static rs_verdict take(rs_match *m, const line *l, const cand *c,
 {
     rs_verdict v = printed(m, c->seq, c->level);
 
+    m->fmt_flags = l->flags;
+    m->have_fmt = true;
     if (v == RS_V_OK) {
         note_offset(m, l, c, vi);
     }
@@ -757,8 +769,8 @@ static bool damaged(const line *l, const cand *c, bool named,
  * with what cut it (a record whose timestamp is printed inside l, the cut
  * record itself printed again from its start, or the record after it)?
  */
-static bool torn(rs_match *m, const line *l, const cand *x, bool have_x,
-                 rs_verdict_info *vi)
+static bool torn(rs_match *m, const line *l, unsigned flags, const cand *x,
+                 bool have_x, rs_verdict_info *vi)
 {
     cand ys[EMBED_MAX + 2];
     uint64_t seqs[1];
@@ -776,14 +788,14 @@ static bool torn(rs_match *m, const line *l, const cand *x, bool have_x,
 
         if (l->b[p] == '[' && parse_ts(l->b + p, l->n - p, &us) &&
             find_by_ts(m, us, seqs, 1) == 1 &&
-            get_cand(m, seqs[0], l->flags, &ys[ny]) == RS_REC_OK) {
+            get_cand(m, seqs[0], flags, &ys[ny]) == RS_REC_OK) {
             ny++;
         }
     }
     if (have_x) {
         ys[ny++] = *x;
     }
-    if (get_cand(m, xseq + 1, l->flags, &ys[ny]) == RS_REC_OK) {
+    if (get_cand(m, xseq + 1, flags, &ys[ny]) == RS_REC_OK) {
         ny++;
     }
     for (i = 0; i < ny && m->ring; i++) {
@@ -823,6 +835,7 @@ static void judge(rs_match *m, line *l)
     uint64_t seqs[TS_CANDS], count;
     cand c, e;
     bool have_e = false, hit;
+    unsigned flags;
     int n, i;
 
     line_info(l, &vi);
@@ -831,6 +844,7 @@ static void judge(rs_match *m, line *l)
         return;
     }
     parse_prefix(l);
+    flags = l->flags;
     if (parse_notice(l, &count)) {
         m->dropped_credit += count;
         vi.count = count;
@@ -906,10 +920,20 @@ static void judge(rs_match *m, line *l)
         }
     }
 
-    if (!have_e && n > 0 && get_cand(m, seqs[0], l->flags, &e) == RS_REC_OK) {
+    /*
+     * A damaged line's own prefix may not parse: from here on, format as
+     * the console has been printing.
+     */
+    if (m->have_fmt && m->fmt_flags != l->flags) {
+        flags = m->fmt_flags;
+        if (have_e) {
+            have_e = get_cand(m, e.seq, flags, &e) == RS_REC_OK;
+        }
+    }
+    if (!have_e && n > 0 && get_cand(m, seqs[0], flags, &e) == RS_REC_OK) {
         have_e = true;          /* nothing expected: the record l names */
     }
-    if (m->ring && torn(m, l, &e, have_e, &vi)) {
+    if (m->ring && torn(m, l, flags, &e, have_e, &vi)) {
         v = RS_V_TORN;
         m->unmatched_run = 0;
         goto out;
@@ -925,7 +949,7 @@ static void judge(rs_match *m, line *l)
         for (i = 0; i < n && m->ring; i++) {
             uint32_t sc;
 
-            if (get_cand(m, seqs[i], l->flags, &c) != RS_REC_OK) {
+            if (get_cand(m, seqs[i], flags, &c) != RS_REC_OK) {
                 continue;
             }
             sc = common_prefix(l->b, l->n, c.out, c.l1);
@@ -947,7 +971,9 @@ static void judge(rs_match *m, line *l)
             goto out;
         }
     }
-    m->unmatched_run++;
+    if (m->ring) {
+        m->unmatched_run++;
+    }
 
 out:
     if (!m->ring) {

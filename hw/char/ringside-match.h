@@ -90,6 +90,8 @@ typedef struct rs_match {
     bool started;               /* a line has been matched */
     uint64_t cursor;            /* the next seq the console should print */
     int32_t max_level;          /* highest level printed, -1: none */
+    bool have_fmt;
+    uint8_t fmt_flags;          /* RS_FMT_* of the last line matched */
     uint64_t dropped_credit;    /* records the kernel said it dropped */
     uint8_t window[RS_MATCH_WINDOW];    /* by seq % WINDOW, < cursor */
     uint32_t unmatched_run;

@@ -297,6 +297,8 @@ const VMStateDescription vmstate_ringside_verify = {
         VMSTATE_BOOL(M(started), RingsideSerialState),
         VMSTATE_UINT64(M(cursor), RingsideSerialState),
         VMSTATE_INT32(M(max_level), RingsideSerialState),
+        VMSTATE_BOOL(M(have_fmt), RingsideSerialState),
+        VMSTATE_UINT8(M(fmt_flags), RingsideSerialState),
         VMSTATE_UINT64(M(dropped_credit), RingsideSerialState),
         VMSTATE_UINT8_ARRAY(M(window), RingsideSerialState, RS_MATCH_WINDOW),
         VMSTATE_UINT32(M(unmatched_run), RingsideSerialState),

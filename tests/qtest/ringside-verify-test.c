@@ -1,0 +1,684 @@
+/*
+ * qtest for ringside-serial's level 0 checking: console lines written to
+ * THR are judged against a synthetic printk ring in guest memory.  One
+ * case per verdict, hostile rings that must end "untrusted" without harm,
+ * and the state surviving migration.
+ *
+ * Copyright (c) 2026 The ringside authors
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+
+#include "qemu/osdep.h"
+#include "ringside-qtest.h"
+
+#define ATTACH_NS   (300 * 1000 * 1000)
+
+/* A machine with a synthetic ring in place; attach_now() finds it. */
+static void start_attached(Fixture *f, Ring *r, const char *opts)
+{
+    fixture_start_opts(f, EVENTS_FILE, opts);
+    ring_init(r, f->qts, 8, 16);
+}
+
+static void attach_now(Fixture *f)
+{
+    g_autofree char *st = NULL;
+
+    qtest_clock_step(f->qts, ATTACH_NS);
+    st = ring_state(f->qts);
+    g_assert_cmpstr(st, ==, "attached");
+}
+
+/* The events of one kind ("line", "record", "summary"), in order. */
+static GPtrArray *events_of(const char *path, const char *kind)
+{
+    g_autoptr(GPtrArray) ev = read_events(path);
+    GPtrArray *out = g_ptr_array_new_with_free_func(
+        (GDestroyNotify)qobject_unref_impl);
+    unsigned i;
+
+    for (i = 0; i < ev->len; i++) {
+        if (!strcmp(qdict_get_str(ev->pdata[i], "ev"), kind)) {
+            g_ptr_array_add(out, qobject_ref((QDict *)ev->pdata[i]));
+        }
+    }
+    return out;
+}
+
+/* The verdicts of the "line" events, space-separated. */
+static char *line_verdicts(Fixture *f)
+{
+    g_autoptr(GPtrArray) lines = events_of(f->events, "line");
+    GString *s = g_string_new("");
+    unsigned i;
+
+    for (i = 0; i < lines->len; i++) {
+        g_string_append_printf(s, "%s%s", i ? " " : "",
+                               qdict_get_str(lines->pdata[i], "verdict"));
+    }
+    return g_string_free(s, false);
+}
+
+static QDict *line_event(Fixture *f, unsigned n)
+{
+    g_autoptr(GPtrArray) lines = events_of(f->events, "line");
+
+    g_assert_cmpuint(lines->len, >, n);
+    return qobject_ref((QDict *)lines->pdata[n]);
+}
+
+/* Quit (the guest "stops for good") and return the summary event. */
+static QDict *quit_summary(Fixture *f)
+{
+    g_autoptr(GPtrArray) sums = NULL;
+
+    qtest_quit(f->qts);
+    f->qts = NULL;
+    sums = events_of(f->events, "summary");
+    g_assert_cmpuint(sums->len, ==, 1);
+    g_assert_cmpstr(qdict_get_str(sums->pdata[0], "reason"), ==, "shutdown");
+    return qobject_ref((QDict *)sums->pdata[0]);
+}
+
+static void fixture_done(Fixture *f)
+{
+    if (f->qts) {
+        qtest_quit(f->qts);
+    }
+    unlink(f->console);
+    unlink(f->events);
+    rmdir(f->dir);
+    g_free(f->console);
+    g_free(f->events);
+    g_free(f->dir);
+}
+
+static int64_t sub_int(QDict *d, const char *obj, const char *key)
+{
+    return qdict_get_int(qdict_get_qdict(d, obj), key);
+}
+
+/* Every record printed once, in order: all ok, with seqs and latency. */
+static void test_ok(void)
+{
+    static const char *const texts[] = { "Linux version 6.1.0-qtest",
+                                         "Command line: console=ttyS0",
+                                         "last one" };
+    Fixture f = { 0 };
+    Ring r;
+    g_autofree char *v = NULL;
+    g_autoptr(QDict) sum = NULL;
+    g_autoptr(QDict) last = NULL;
+    int i;
+
+    start_attached(&f, &r, "");
+    for (i = 0; i < 3; i++) {
+        ring_push(&r, texts[i]);
+    }
+    attach_now(&f);
+    for (i = 0; i < 3; i++) {
+        print_rec(f.qts, i, texts[i]);
+    }
+    /* qom-get answers while the guest runs */
+    g_assert_cmpuint(rs_counter(f.qts, "verdict-ok"), ==, 3);
+    g_assert_cmpuint(rs_counter(f.qts, "verdict-unmatched"), ==, 0);
+    /* the last record was the newest when printed: it sets the offset */
+    g_assert_cmpuint(rs_counter(f.qts, "latency-n"), ==, 1);
+    v = line_verdicts(&f);
+    g_assert_cmpstr(v, ==, "ok ok ok");
+    last = line_event(&f, 2);
+    g_assert_cmpint(qdict_get_int(last, "seq"), ==, 2);
+    g_assert_cmpint(qdict_get_int(last, "ts"), ==, 3000000);
+    g_assert_true(qdict_haskey(last, "fresh"));
+    g_assert_cmpint(qdict_get_int(last, "len"), ==,
+                    strlen("[    0.003000] last one"));
+    sum = quit_summary(&f);
+    g_assert_cmpint(sub_int(sum, "lines", "ok"), ==, 3);
+    g_assert_cmpint(sub_int(sum, "records", "missing"), ==, 0);
+    fixture_done(&f);
+}
+
+/* A byte changed in transit: corrupt, at that byte, with both values. */
+static void test_corrupt(void)
+{
+    Fixture f = { 0 };
+    Ring r;
+    g_autofree char *v = NULL;
+    g_autoptr(QDict) e = NULL;
+
+    start_attached(&f, &r, "");
+    ring_push(&r, "hello world");
+    ring_push(&r, "second");
+    attach_now(&f);
+    uart_puts(f.qts, "[    0.001000] hellX world\r\n");
+    print_rec(f.qts, 1, "second");
+    v = line_verdicts(&f);
+    g_assert_cmpstr(v, ==, "corrupt ok");
+    e = line_event(&f, 0);
+    g_assert_cmpint(qdict_get_int(e, "seq"), ==, 0);
+    g_assert_cmpint(qdict_get_int(e, "at"), ==, 19);
+    g_assert_cmpint(qdict_get_int(e, "want"), ==, 'o');
+    g_assert_cmpint(qdict_get_int(e, "got"), ==, 'X');
+    g_assert_cmpuint(rs_counter(f.qts, "verdict-corrupt"), ==, 1);
+    fixture_done(&f);
+}
+
+/*
+ * A byte lost (as a FIFO overrun loses one): corrupt, not unmatched, and
+ * the record is not also missing.
+ */
+static void test_corrupt_lost_byte(void)
+{
+    Fixture f = { 0 };
+    Ring r;
+    g_autofree char *v = NULL;
+    g_autoptr(QDict) sum = NULL;
+
+    start_attached(&f, &r, "");
+    ring_push(&r, "first");
+    ring_push(&r, "a line that loses one byte");
+    ring_push(&r, "third");
+    attach_now(&f);
+    print_rec(f.qts, 0, "first");
+    print_rec(f.qts, 1, "a line that loses oe byte");
+    print_rec(f.qts, 2, "third");
+    v = line_verdicts(&f);
+    g_assert_cmpstr(v, ==, "ok corrupt ok");
+    sum = quit_summary(&f);
+    g_assert_cmpint(sub_int(sum, "records", "missing"), ==, 0);
+    fixture_done(&f);
+}
+
+/*
+ * Two CPUs printing at once: record 0's line is cut by record 1's whole
+ * line, and the rest of record 0 follows: both lines are torn.
+ */
+static void test_torn(void)
+{
+    Fixture f = { 0 };
+    Ring r;
+    g_autofree char *v = NULL;
+    g_autoptr(QDict) e = NULL;
+    g_autoptr(QDict) sum = NULL;
+
+    start_attached(&f, &r, "");
+    ring_push(&r, "hello world");
+    ring_push(&r, "other line");
+    ring_push(&r, "after");
+    attach_now(&f);
+    uart_puts(f.qts, "[    0.001000] hello wo");
+    uart_puts(f.qts, "[    0.002000] other line\r\n");
+    uart_puts(f.qts, "rld\r\n");
+    print_rec(f.qts, 2, "after");
+    v = line_verdicts(&f);
+    g_assert_cmpstr(v, ==, "torn torn ok");
+    e = line_event(&f, 0);
+    g_assert_cmpint(qdict_get_int(e, "seq"), ==, 0);
+    g_assert_cmpint(qdict_get_int(e, "seq2"), ==, 1);
+    sum = quit_summary(&f);
+    g_assert_cmpint(sub_int(sum, "lines", "torn"), ==, 2);
+    g_assert_cmpint(sub_int(sum, "records", "missing"), ==, 0);
+    fixture_done(&f);
+}
+
+/* Byte-by-byte interleaving of two lines is torn as well. */
+static void test_torn_bytes(void)
+{
+    static const char a[] = "[    0.002000] aaaa";
+    static const char b[] = "[    0.003000] bbbbbbbb";
+    Fixture f = { 0 };
+    Ring r;
+    g_autofree char *v = NULL;
+    size_t i;
+
+    start_attached(&f, &r, "");
+    ring_push(&r, "first");
+    ring_push(&r, "aaaa");
+    ring_push(&r, "bbbbbbbb");
+    attach_now(&f);
+    print_rec(f.qts, 0, "first");
+    /* a's bytes and b's alternate until a is done: a ends the line */
+    for (i = 0; i < strlen(a); i++) {
+        uart_put(f.qts, a[i]);
+        uart_put(f.qts, b[i]);
+    }
+    uart_puts(f.qts, "\r\n");
+    uart_puts(f.qts, b + strlen(a));
+    uart_puts(f.qts, "\r\n");
+    v = line_verdicts(&f);
+    g_assert_cmpstr(v, ==, "ok torn torn");
+    fixture_done(&f);
+}
+
+static void test_duplicate(void)
+{
+    Fixture f = { 0 };
+    Ring r;
+    g_autofree char *v = NULL;
+    g_autoptr(QDict) e = NULL;
+
+    start_attached(&f, &r, "");
+    ring_push(&r, "zero");
+    ring_push(&r, "one");
+    attach_now(&f);
+    print_rec(f.qts, 0, "zero");
+    print_rec(f.qts, 1, "one");
+    print_rec(f.qts, 1, "one");
+    v = line_verdicts(&f);
+    g_assert_cmpstr(v, ==, "ok ok duplicate");
+    e = line_event(&f, 2);
+    g_assert_cmpint(qdict_get_int(e, "seq"), ==, 1);
+    fixture_done(&f);
+}
+
+/* 0, 2, 1: the late record is reordered and, in the end, not missing. */
+static void test_reordered(void)
+{
+    Fixture f = { 0 };
+    Ring r;
+    g_autofree char *v = NULL;
+    g_autoptr(QDict) sum = NULL;
+
+    start_attached(&f, &r, "");
+    ring_push(&r, "zero");
+    ring_push(&r, "one");
+    ring_push(&r, "two");
+    attach_now(&f);
+    print_rec(f.qts, 0, "zero");
+    print_rec(f.qts, 2, "two");
+    print_rec(f.qts, 1, "one");
+    v = line_verdicts(&f);
+    g_assert_cmpstr(v, ==, "ok ok reordered");
+    sum = quit_summary(&f);
+    g_assert_cmpint(sub_int(sum, "lines", "reordered"), ==, 1);
+    g_assert_cmpint(sub_int(sum, "records", "missing"), ==, 0);
+    fixture_done(&f);
+}
+
+static void test_unmatched(void)
+{
+    Fixture f = { 0 };
+    Ring r;
+    g_autofree char *v = NULL;
+
+    start_attached(&f, &r, "");
+    ring_push(&r, "zero");
+    ring_push(&r, "one");
+    attach_now(&f);
+    print_rec(f.qts, 0, "zero");
+    uart_puts(f.qts, "something no record says\r\n");
+    print_rec(f.qts, 1, "one");
+    v = line_verdicts(&f);
+    g_assert_cmpstr(v, ==, "ok unmatched ok");
+    g_assert_cmpuint(rs_counter(f.qts, "verdict-unmatched"), ==, 1);
+    fixture_done(&f);
+}
+
+/*
+ * A record the console skipped is missing once the console is a window
+ * (128 records) past it; one never printed before the guest stops is
+ * missing at the stop.
+ */
+static void test_missing(void)
+{
+    Fixture f = { 0 };
+    Ring r;
+    g_autoptr(GPtrArray) recs = NULL;
+    g_autoptr(QDict) sum = NULL;
+    int i;
+
+    start_attached(&f, &r, "");
+    for (i = 0; i < 140; i++) {
+        g_autofree char *t = g_strdup_printf("record %d", i);
+
+        ring_push(&r, t);
+    }
+    attach_now(&f);
+    for (i = 0; i < 139; i++) {
+        g_autofree char *t = g_strdup_printf("record %d", i);
+
+        if (i != 1) {
+            print_rec(f.qts, i, t);
+        }
+        if (i == 100) {
+            g_assert_cmpuint(rs_counter(f.qts, "verdict-missing"), ==, 0);
+        }
+    }
+    g_assert_cmpuint(rs_counter(f.qts, "verdict-missing"), ==, 1);
+    sum = quit_summary(&f);
+    g_assert_cmpint(sub_int(sum, "records", "missing"), ==, 2);
+    g_assert_cmpint(sub_int(sum, "lines", "ok"), ==, 138);
+    recs = events_of(f.events, "record");
+    g_assert_cmpuint(recs->len, ==, 2);
+    g_assert_cmpstr(qdict_get_str(recs->pdata[0], "verdict"), ==, "missing");
+    g_assert_cmpint(qdict_get_int(recs->pdata[0], "seq"), ==, 1);
+    g_assert_cmpint(qdict_get_int(recs->pdata[0], "level"), ==, 6);
+    g_assert_cmpint(qdict_get_int(recs->pdata[1], "seq"), ==, 139);
+    fixture_done(&f);
+}
+
+/*
+ * A debug record the console does not print: filtered when the loglevel
+ * is inferred (nothing that verbose was printed) or given (7), missing if
+ * the loglevel says it should have been printed (8).
+ */
+static void test_filtered(const void *opaque)
+{
+    const char *opts = opaque;
+    bool expect_missing = !strcmp(opts, ",loglevel=8");
+    Fixture f = { 0 };
+    Ring r;
+    g_autoptr(QDict) sum = NULL;
+
+    start_attached(&f, &r, opts);
+    ring_push_full(&r, 1000000, 3, 1, "error");
+    ring_push_full(&r, 2000000, 7, 1, "debug");
+    ring_push_full(&r, 3000000, 3, 1, "error again");
+    attach_now(&f);
+    print_rec(f.qts, 0, "error");
+    print_rec(f.qts, 2, "error again");
+    sum = quit_summary(&f);
+    g_assert_cmpint(sub_int(sum, "records", "filtered"), ==, !expect_missing);
+    g_assert_cmpint(sub_int(sum, "records", "missing"), ==, expect_missing);
+    fixture_done(&f);
+}
+
+/* The kernel's own "dropped" notice explains the records it skipped. */
+static void test_dropped(void)
+{
+    Fixture f = { 0 };
+    Ring r;
+    g_autofree char *v = NULL;
+    g_autoptr(QDict) sum = NULL;
+    int i;
+
+    start_attached(&f, &r, "");
+    for (i = 0; i < 4; i++) {
+        ring_push(&r, "rec");
+    }
+    attach_now(&f);
+    print_rec(f.qts, 0, "rec");
+    uart_puts(f.qts, "** 2 printk messages dropped **\r\n");
+    print_rec(f.qts, 3, "rec");
+    v = line_verdicts(&f);
+    g_assert_cmpstr(v, ==, "ok dropped-notice ok");
+    sum = quit_summary(&f);
+    g_assert_cmpint(sub_int(sum, "records", "dropped"), ==, 2);
+    g_assert_cmpint(sub_int(sum, "records", "missing"), ==, 0);
+    fixture_done(&f);
+}
+
+/* A record of several lines prints each with the prefix: all ok. */
+static void test_multiline(void)
+{
+    Fixture f = { 0 };
+    Ring r;
+    g_autofree char *v = NULL;
+
+    start_attached(&f, &r, "");
+    ring_push(&r, "Call Trace:\n <TASK>\n dump_stack+0x10");
+    ring_push(&r, "next");
+    attach_now(&f);
+    uart_puts(f.qts, "[    0.001000] Call Trace:\r\n"
+                     "[    0.001000]  <TASK>\r\n"
+                     "[    0.001000]  dump_stack+0x10\r\n");
+    print_rec(f.qts, 1, "next");
+    v = line_verdicts(&f);
+    g_assert_cmpstr(v, ==, "ok ok ok ok");
+    fixture_done(&f);
+}
+
+/* Lines printed before the ring is found are checked once it is. */
+static void test_backlog(void)
+{
+    Fixture f = { 0 };
+    Ring r;
+    g_autofree char *v0 = NULL, *v1 = NULL, *st = NULL;
+
+    start_attached(&f, &r, "");
+    ring_push(&r, "early");
+    ring_push(&r, "also early");
+    print_rec(f.qts, 0, "early");
+    print_rec(f.qts, 1, "also early");
+    st = ring_state(f.qts);
+    g_assert_cmpstr(st, ==, "none");
+    v0 = line_verdicts(&f);
+    g_assert_cmpstr(v0, ==, "");
+    attach_now(&f);
+    v1 = line_verdicts(&f);
+    g_assert_cmpstr(v1, ==, "ok ok");
+    fixture_done(&f);
+}
+
+/* Without a ring at all, lines end up unchecked when the guest stops. */
+static void test_no_ring(void)
+{
+    Fixture f = { 0 };
+    g_autoptr(QDict) sum = NULL;
+
+    fixture_start_opts(&f, EVENTS_FILE, "");
+    uart_puts(f.qts, "[    0.001000] nothing to check against\r\n");
+    sum = quit_summary(&f);
+    g_assert_cmpint(sub_int(sum, "lines", "unchecked"), ==, 1);
+    g_assert_cmpstr(qdict_get_str(sum, "ring"), ==, "none");
+    fixture_done(&f);
+}
+
+/*
+ * Hostile rings, each found only after a first good line: the ring must
+ * end "untrusted", the line "unchecked", QEMU still answering.
+ */
+enum {
+    HOSTILE_SLOT_ID,        /* a descriptor whose id indexes another slot */
+    HOSTILE_LPOS,           /* a text block far outside the data ring */
+    HOSTILE_DATA_OUTSIDE_RAM,   /* the data array itself beyond RAM */
+    HOSTILE_REWRITTEN,      /* descriptors overwritten between two lines */
+    HOSTILE_HEAD_FAR,       /* a head id 2^40 records ahead of the tail */
+};
+
+static void test_hostile(const void *opaque)
+{
+    const int which = GPOINTER_TO_INT(opaque);
+    Fixture f = { 0 };
+    Ring r;
+    g_autofree char *st = NULL, *v = NULL;
+    g_autoptr(GPtrArray) rings = NULL;
+    g_autofree uint8_t *junk = NULL;
+    int i;
+
+    start_attached(&f, &r, "");
+    ring_push(&r, "good");
+    ring_push(&r, "target");
+    if (which == HOSTILE_DATA_OUTSIDE_RAM) {
+        /* read only once a record's text is wanted */
+        qtest_writeq(f.qts, PRB_PA + 56, START_KERNEL_MAP + 0x3f000000ull);
+    }
+    attach_now(&f);
+    print_rec(f.qts, 0, "good");
+
+    switch (which) {
+    case HOSTILE_SLOT_ID:
+        ring_write_desc(&r, 1, SV_FINALIZED | 5, 0, 16);
+        break;
+    case HOSTILE_LPOS:
+        ring_write_desc(&r, 1, SV_FINALIZED | 1, 0x7ffffffffff0ull,
+                        0x7ffffffffff8ull);
+        break;
+    case HOSTILE_REWRITTEN:
+        junk = g_malloc(DESC_SIZE << 8);
+        for (i = 0; i < DESC_SIZE << 8; i++) {
+            junk[i] = 0xa5 ^ i;
+        }
+        qtest_memwrite(f.qts, RING_DESCS, junk, DESC_SIZE << 8);
+        break;
+    case HOSTILE_HEAD_FAR:
+        qtest_writeq(f.qts, PRB_PA + 24, 1ull << 40);
+        break;
+    }
+    /* A line the fast path cannot place: the ring gets searched. */
+    uart_puts(f.qts, "[    0.002000] not the target\r\n");
+    print_rec(f.qts, 1, "target");
+
+    st = ring_state(f.qts);
+    if (which == HOSTILE_HEAD_FAR) {
+        /*
+         * The head is a lie the reader cannot see past (it never trusts
+         * it further than RS_NEXT_SCAN_MAX records): either untrusted or
+         * still checking, but bounded and without a crash.
+         */
+        g_assert_true(!strcmp(st, "untrusted") || !strcmp(st, "attached"));
+    } else {
+        g_assert_cmpstr(st, ==, "untrusted");
+        rings = events_of(f.events, "ring");
+        g_assert_cmpstr(qdict_get_str(rings->pdata[rings->len - 1], "state"),
+                        ==, "untrusted");
+        g_assert_true(qdict_haskey(rings->pdata[rings->len - 1], "why"));
+        v = line_verdicts(&f);
+        g_assert_cmpstr(v, ==, which == HOSTILE_DATA_OUTSIDE_RAM ?
+                        "unchecked" : "ok unchecked");
+    }
+    /* the UART still works and QMP still answers */
+    uart_put(f.qts, 'k');
+    if (which == HOSTILE_DATA_OUTSIDE_RAM) {
+        g_assert_cmpuint(rs_counter(f.qts, "verdict-ok"), ==, 0);
+    } else {
+        g_assert_cmpuint(rs_counter(f.qts, "verdict-ok"), >=, 1);
+    }
+    fixture_done(&f);
+}
+
+/*
+ * A kexec without reset: the note changes and the old ring stops making
+ * sense; the device looks again and checks the new kernel's lines.
+ */
+static void test_new_kernel(void)
+{
+    Fixture f = { 0 };
+    Ring r;
+    g_autofree char *v = NULL;
+    g_autoptr(GPtrArray) rings = NULL;
+    g_autofree char *text = vmcoreinfo_61(START_KERNEL_MAP + PRB_PTR_PA);
+    g_autofree char *text2 = NULL;
+
+    start_attached(&f, &r, "");
+    ring_push(&r, "old kernel");
+    attach_now(&f);
+    print_rec(f.qts, 0, "old kernel");
+
+    /* the new kernel: another OSRELEASE, its ring from scratch */
+    text2 = g_strdup(text);
+    memcpy(strstr(text2, "6.1.0-qtest"), "6.1.9-qtest", 11);
+    qtest_memset(f.qts, RING_DESCS, 0, DESC_SIZE << 8);
+    qtest_memset(f.qts, RING_INFOS, 0, INFO_SIZE << 8);
+    r.n = 0;
+    r.lpos = 0;
+    put_note(f.qts, NOTE_PA, text2);
+    ring_push(&r, "new kernel");
+    ring_push(&r, "new kernel 2");
+    /* noticed within a second, found again at the next probe */
+    qtest_clock_step(f.qts, 1300 * 1000 * 1000);
+    rings = events_of(f.events, "ring");
+    g_assert_cmpstr(qdict_get_str(rings->pdata[rings->len - 2], "why"), ==,
+                    "note changed");
+    g_assert_cmpstr(qdict_get_str(rings->pdata[rings->len - 1], "osrelease"),
+                    ==, "6.1.9-qtest");
+    print_rec(f.qts, 0, "new kernel");
+    print_rec(f.qts, 1, "new kernel 2");
+    v = line_verdicts(&f);
+    g_assert_cmpstr(v, ==, "ok ok ok");
+    fixture_done(&f);
+}
+
+/*
+ * Migration: the checker's position and counters go with the machine,
+ * and the destination judges the next line against the same ring.
+ */
+static void test_migrate(void)
+{
+    Fixture f = { 0 };
+    Ring r;
+    g_autofree char *file = NULL, *events2 = NULL, *uri = NULL;
+    g_autoptr(GPtrArray) lines = NULL;
+    QTestState *dst;
+    QDict *rsp;
+
+    start_attached(&f, &r, "");
+    ring_push(&r, "before");
+    ring_push(&r, "after");
+    attach_now(&f);
+    print_rec(f.qts, 0, "before");
+    uart_puts(f.qts, "[    0.002000] af");     /* half a line in flight */
+
+    file = g_build_filename(f.dir, "state", NULL);
+    events2 = g_build_filename(f.dir, "events2", NULL);
+    uri = g_strdup_printf("exec:cat > %s", file);
+    rsp = qtest_qmp(f.qts, "{ 'execute': 'migrate', 'arguments': "
+                    "{ 'uri': %s } }", uri);
+    g_assert(qdict_haskey(rsp, "return"));
+    qobject_unref(rsp);
+    qtest_qmp_eventwait(f.qts, "STOP");
+
+    dst = qtest_initf("-nodefaults -machine pc -chardev null,id=con "
+                      "-chardev file,id=ev,path=%s "
+                      "-device ringside-serial,id=rs,chardev=con,events=ev "
+                      "-incoming 'exec:cat %s'", events2, file);
+    qtest_qmp_eventwait(dst, "RESUME");
+    g_assert_cmpuint(rs_counter(dst, "verdict-ok"), ==, 1);
+    uart_puts(dst, "ter\r\n");
+    g_assert_cmpuint(rs_counter(dst, "verdict-ok"), ==, 2);
+    lines = events_of(events2, "line");
+    g_assert_cmpuint(lines->len, ==, 1);
+    g_assert_cmpint(qdict_get_int(lines->pdata[0], "seq"), ==, 1);
+    g_assert_cmpint(qdict_get_int(lines->pdata[0], "first"), ==, 23);
+    qtest_quit(dst);
+    unlink(file);
+    unlink(events2);
+    fixture_done(&f);
+}
+
+int main(int argc, char **argv)
+{
+    static const struct {
+        const char *name;
+        int which;
+    } hostile[] = {
+        { "slot-id", HOSTILE_SLOT_ID },
+        { "lpos-outside", HOSTILE_LPOS },
+        { "data-outside-ram", HOSTILE_DATA_OUTSIDE_RAM },
+        { "rewritten", HOSTILE_REWRITTEN },
+        { "head-far", HOSTILE_HEAD_FAR },
+    };
+    size_t i;
+
+    g_test_init(&argc, &argv, NULL);
+    qtest_add_func("/ringside-verify/ok", test_ok);
+    qtest_add_func("/ringside-verify/corrupt", test_corrupt);
+    qtest_add_func("/ringside-verify/corrupt-lost-byte",
+                   test_corrupt_lost_byte);
+    qtest_add_func("/ringside-verify/torn", test_torn);
+    qtest_add_func("/ringside-verify/torn-bytes", test_torn_bytes);
+    qtest_add_func("/ringside-verify/duplicate", test_duplicate);
+    qtest_add_func("/ringside-verify/reordered", test_reordered);
+    qtest_add_func("/ringside-verify/unmatched", test_unmatched);
+    qtest_add_func("/ringside-verify/missing", test_missing);
+    qtest_add_data_func("/ringside-verify/filtered-inferred", "",
+                        test_filtered);
+    qtest_add_data_func("/ringside-verify/filtered-loglevel7",
+                        ",loglevel=7", test_filtered);
+    qtest_add_data_func("/ringside-verify/missing-loglevel8",
+                        ",loglevel=8", test_filtered);
+    qtest_add_func("/ringside-verify/dropped", test_dropped);
+    qtest_add_func("/ringside-verify/multiline", test_multiline);
+    qtest_add_func("/ringside-verify/backlog", test_backlog);
+    qtest_add_func("/ringside-verify/no-ring", test_no_ring);
+    for (i = 0; i < ARRAY_SIZE(hostile); i++) {
+        g_autofree char *path = g_strdup_printf("/ringside-verify/hostile/%s",
+                                                hostile[i].name);
+
+        qtest_add_data_func(path, GINT_TO_POINTER(hostile[i].which),
+                            test_hostile);
+    }
+    qtest_add_func("/ringside-verify/new-kernel", test_new_kernel);
+    qtest_add_func("/ringside-verify/migrate", test_migrate);
+    return g_test_run();
+}
