@@ -8,6 +8,7 @@
 #include "events.h"
 #include "guest.h"
 #include "transcript.h"
+#include "verdicts.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -114,6 +115,7 @@ int rs_cmd_run(int argc, char **argv)
     g_autoptr(GOptionContext) ctx = NULL;
     g_autoptr(RsEventStream) events = NULL;
     g_autoptr(RsTranscript) t = NULL;
+    RsVerdictReport verdicts;
     g_autofree char *qemu = NULL, *kernel = NULL, *initrd = NULL;
     g_autofree char *case_name = NULL, *accel = NULL, *out = NULL;
     g_autofree char *append = NULL, *pace = NULL;
@@ -241,8 +243,10 @@ int rs_cmd_run(int argc, char **argv)
     }
     t = rs_transcript_build(events);
     end = guest_end(&res, t);
+    rs_verdict_report_build(events, &verdicts);
     if (!quiet) {
         print_transcript(t);
+        rs_verdict_report_print(stdout, events, &verdicts);
     }
 
     printf("ringside: case=%s ended=%s bytes=%" G_GUINT64_FORMAT
@@ -257,6 +261,15 @@ int rs_cmd_run(int argc, char **argv)
         printf(" guest-time=%.3fs", last->vt_last_ns / 1e9);
     }
     printf(" wall=%.2fs pace=%s", res.wall_s, cfg.pace);
+    if (events->ring_state[0]) {
+        printf(" verdict=%s", verdicts.problems ? "problems" : "clean");
+        if (verdicts.problems) {
+            printf(":%" G_GUINT64_FORMAT, verdicts.problems);
+        }
+        if (verdicts.lines[7]) {
+            printf(" unchecked=%" G_GUINT64_FORMAT, verdicts.lines[7]);
+        }
+    }
     if (t->unsent_bytes || t->overrun_bytes || t->cleared_bytes) {
         printf(" unsent=%" G_GUINT64_FORMAT " overrun=%" G_GUINT64_FORMAT
                " cleared=%" G_GUINT64_FORMAT, t->unsent_bytes,

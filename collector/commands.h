@@ -4,5 +4,6 @@
 
 int rs_cmd_run(int argc, char **argv);
 int rs_cmd_dmesg(int argc, char **argv);
+int rs_cmd_report(int argc, char **argv);
 
 #endif

@@ -4,6 +4,7 @@
 
 #include <gio/gio.h>
 #include <json-glib/json-glib.h>
+#include <string.h>
 
 RsTxByte *rs_event_stream_byte(RsEventStream *s, guint64 index)
 {
@@ -30,6 +31,9 @@ void rs_event_stream_free(RsEventStream *s)
 {
     if (s) {
         g_array_unref(s->tx);
+        g_array_unref(s->lines);
+        g_array_unref(s->records);
+        g_hash_table_unref(s->summary_counts);
         g_free(s);
     }
 }
@@ -66,6 +70,110 @@ static gboolean parse_tx(JsonObject *o, RsTxByte *tx)
         .index = i, .vt_ns = vt, .ht_ns = ht, .cpu = cpu, .byte = b,
         .loopback = loop, .wt_ns = -1,
     };
+    return TRUE;
+}
+
+static gboolean member_str(JsonObject *o, const char *name, char *buf,
+                           gsize len)
+{
+    const char *v = json_object_get_string_member_with_default(o, name, NULL);
+
+    if (!v || strlen(v) >= len) {
+        return FALSE;
+    }
+    g_strlcpy(buf, v, len);
+    return TRUE;
+}
+
+/* An optional integer member: absent is fine, present must be in range. */
+static gboolean member_opt(JsonObject *o, const char *name, gint64 min,
+                           gint64 max, gint64 *out, gboolean *has)
+{
+    gboolean present = json_object_has_member(o, name);
+
+    if (has) {
+        *has = present;
+    }
+    return !present || member_int(o, name, min, max, out);
+}
+
+static gboolean parse_line_verdict(JsonObject *o, RsLineVerdict *lv)
+{
+    gint64 first, last, vt, len, seq = 0, seq2 = 0, ts = 0, lat = 0,
+           count = 0, at = -1, want = -1, got = -1, fresh = 0;
+
+    memset(lv, 0, sizeof(*lv));
+    if (!member_str(o, "verdict", lv->verdict, sizeof(lv->verdict)) ||
+        !member_int(o, "first", 0, G_MAXINT64, &first) ||
+        !member_int(o, "last", first, G_MAXINT64, &last) ||
+        !member_int(o, "vt", 0, G_MAXINT64, &vt) ||
+        !member_int(o, "len", 0, G_MAXUINT32, &len) ||
+        !member_opt(o, "seq", 0, G_MAXINT64, &seq, &lv->has_seq) ||
+        !member_opt(o, "seq2", 0, G_MAXINT64, &seq2, NULL) ||
+        !member_opt(o, "ts", 0, G_MAXINT64, &ts, &lv->has_ts) ||
+        !member_opt(o, "lat", G_MININT64, G_MAXINT64, &lat, &lv->has_lat) ||
+        !member_opt(o, "fresh", 1, 1, &fresh, &lv->fresh) ||
+        !member_opt(o, "count", 0, G_MAXINT64, &count, NULL) ||
+        !member_opt(o, "at", 0, G_MAXINT32, &at, NULL) ||
+        !member_opt(o, "want", -1, 255, &want, NULL) ||
+        !member_opt(o, "got", -1, 255, &got, NULL)) {
+        return FALSE;
+    }
+    lv->first = first;
+    lv->last = last;
+    lv->vt_ns = vt;
+    lv->len = len;
+    lv->seq = seq;
+    lv->seq2 = seq2;
+    lv->ts_ns = ts;
+    lv->lat_ns = lat;
+    lv->count = count;
+    lv->at = at;
+    lv->want = want;
+    lv->got = got;
+    return TRUE;
+}
+
+static gboolean parse_record_verdict(JsonObject *o, RsRecordVerdict *rv)
+{
+    gint64 seq, count, level;
+
+    memset(rv, 0, sizeof(*rv));
+    if (!member_str(o, "verdict", rv->verdict, sizeof(rv->verdict)) ||
+        !member_int(o, "seq", 0, G_MAXINT64, &seq) ||
+        !member_int(o, "count", 1, G_MAXINT64, &count) ||
+        !member_int(o, "level", -1, 7, &level)) {
+        return FALSE;
+    }
+    rv->seq = seq;
+    rv->count = count;
+    rv->level = level;
+    return TRUE;
+}
+
+/* The summary's "lines"/"records" object: verdict name -> count. */
+static gboolean parse_summary_counts(RsEventStream *s, JsonObject *o,
+                                     const char *which)
+{
+    JsonNode *n = json_object_get_member(o, which);
+    g_autoptr(GList) names = NULL;
+    JsonObject *c;
+    GList *l;
+
+    if (!n || !JSON_NODE_HOLDS_OBJECT(n)) {
+        return FALSE;
+    }
+    c = json_node_get_object(n);
+    names = json_object_get_members(c);
+    for (l = names; l; l = l->next) {
+        gint64 v;
+
+        if (!member_int(c, l->data, 0, G_MAXINT64, &v)) {
+            return FALSE;
+        }
+        g_hash_table_insert(s->summary_counts, g_strdup(l->data),
+                            g_memdup2(&v, sizeof(v)));
+    }
     return TRUE;
 }
 
@@ -158,6 +266,46 @@ static gboolean parse_line(RsEventStream *s, JsonParser *parser,
         } else {
             b->cleared = TRUE;
         }
+    } else if (g_str_equal(ev, "line")) {
+        RsLineVerdict lv;
+
+        if (!parse_line_verdict(o, &lv)) {
+            g_set_error(error, RS_ERROR, RS_ERROR_BAD_INPUT,
+                        "malformed \"line\" record");
+            return FALSE;
+        }
+        g_array_append_val(s->lines, lv);
+    } else if (g_str_equal(ev, "record")) {
+        RsRecordVerdict rv;
+
+        if (!parse_record_verdict(o, &rv)) {
+            g_set_error(error, RS_ERROR, RS_ERROR_BAD_INPUT,
+                        "malformed \"record\" record");
+            return FALSE;
+        }
+        g_array_append_val(s->records, rv);
+    } else if (g_str_equal(ev, "ring")) {
+        if (!member_str(o, "state", s->ring_state, sizeof(s->ring_state))) {
+            g_set_error(error, RS_ERROR, RS_ERROR_BAD_INPUT,
+                        "malformed \"ring\" record");
+            return FALSE;
+        }
+        if (!member_str(o, "via", s->ring_via, sizeof(s->ring_via))) {
+            s->ring_via[0] = '\0';
+        }
+        if (!member_str(o, "osrelease", s->osrelease, sizeof(s->osrelease))) {
+            s->osrelease[0] = '\0';
+        }
+    } else if (g_str_equal(ev, "summary")) {
+        if (!member_str(o, "reason", s->summary_reason,
+                        sizeof(s->summary_reason)) ||
+            !parse_summary_counts(s, o, "lines") ||
+            !parse_summary_counts(s, o, "records")) {
+            g_set_error(error, RS_ERROR, RS_ERROR_BAD_INPUT,
+                        "malformed \"summary\" record");
+            return FALSE;
+        }
+        s->saw_summary = TRUE;
     } else if (g_str_equal(ev, "start")) {
         s->saw_start = TRUE;
         s->paced = g_strcmp0(json_object_get_string_member_with_default(
@@ -177,6 +325,10 @@ RsEventStream *rs_event_stream_load(const char *path, GError **error)
     guint64 lineno = 0;
 
     s->tx = g_array_new(FALSE, FALSE, sizeof(RsTxByte));
+    s->lines = g_array_new(FALSE, FALSE, sizeof(RsLineVerdict));
+    s->records = g_array_new(FALSE, FALSE, sizeof(RsRecordVerdict));
+    s->summary_counts = g_hash_table_new_full(g_str_hash, g_str_equal,
+                                              g_free, g_free);
     fin = g_file_read(file, NULL, error);
     if (!fin) {
         return NULL;

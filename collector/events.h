@@ -24,8 +24,37 @@ typedef struct {
                          * (yet).  Unpaced devices send at once: wt = vt. */
 } RsTxByte;
 
+/* A console line the device judged ("line" event). */
+typedef struct {
+    char verdict[16];   /* ok, corrupt, torn, duplicate, reordered,
+                         * unmatched, dropped-notice, unchecked */
+    guint64 first, last;    /* byte indexes */
+    gint64 vt_ns;       /* of the last byte */
+    guint32 len;
+    gboolean has_seq, has_ts, has_lat, fresh;
+    guint64 seq, seq2, ts_ns, count;
+    gint64 lat_ns;      /* the device's live estimate */
+    gint at, want, got; /* corrupt */
+} RsLineVerdict;
+
+/* A ring record that never reached the console ("record" event). */
+typedef struct {
+    char verdict[16];   /* missing, dropped */
+    guint64 seq, count;
+    gint level;
+} RsRecordVerdict;
+
 typedef struct {
     GArray *tx;             /* RsTxByte, in stream order */
+    GArray *lines;          /* RsLineVerdict */
+    GArray *records;        /* RsRecordVerdict */
+    char ring_state[16];    /* the last "ring" event's state, "" if none */
+    char ring_via[16];
+    char osrelease[65];
+    gboolean saw_summary;   /* the device wrote a "summary" */
+    char summary_reason[32];
+    /* its counts: verdict name ("ok", ..., "filtered") -> gint64 * */
+    GHashTable *summary_counts;
     guint64 lost_events;    /* records the device said it had to drop */
     guint64 index_gaps;     /* tx indexes missing from the stream */
     gboolean saw_start;

@@ -16,6 +16,8 @@ static const struct {
       "boot a guest under the QEMU fork, run a case, print the wire" },
     { "dmesg", rs_cmd_dmesg,
       "print the guest kernel's log from guest memory or a dump" },
+    { "report", rs_cmd_report,
+      "what the device judged, from a saved event stream" },
 };
 
 static void usage(FILE *f)

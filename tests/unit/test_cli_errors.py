@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""CLI test (TAP): ringside dmesg and ringside run on bad input exits non-zero with one clear
+"""CLI test (TAP): ringside dmesg, run and report on bad input exit non-zero with one clear
 line, never a crash or a hang."""
 import os
 import struct
@@ -66,6 +66,18 @@ cases = [(w, ["dmesg"] + a, rc, m) for w, a, rc, m in cases] + [
     ("run: bad option", ["run", "--smp", "many"], 2, "Cannot parse integer"),
     ("run: out of range", ["run", "--smp", "0"], 1, "--smp must be"),
     ("unknown command", ["frobnicate"], 2, "unknown command"),
+    ("report: missing file", ["report", "/nonexistent/events.jsonl"], 2,
+     "No such file"),
+    ("report: empty stream", ["report", f("empty.jsonl", b"")], 2,
+     "empty event stream"),
+    ("report: not JSON", ["report", f("junk.jsonl", b"{\"v\":2,\"ev\":\"start\"}\nnope\n")],
+     2, "not JSON"),
+    ("report: malformed verdict", ["report", f("badline.jsonl",
+     b'{"v":2,"ev":"start"}\n{"v":2,"ev":"line","verdict":"ok","first":5,"last":1,"vt":0,"len":0}\n')],
+     2, "malformed \"line\""),
+    ("report: old schema", ["report", f("v1.jsonl", b'{"v":1,"ev":"start"}\n')], 2,
+     "schema version 1"),
+    ("report: no file", ["report"], 2, "expected one EVENTS.jsonl"),
 ]
 
 print("1..%d" % len(cases))

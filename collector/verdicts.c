@@ -1,0 +1,278 @@
+/* Reading ringside-serial's verdicts back from its event stream. */
+#include "verdicts.h"
+
+#include <string.h>
+
+const char *const rs_line_verdicts[RS_N_LINE_VERDICTS] = {
+    "ok", "corrupt", "torn", "duplicate", "reordered", "unmatched",
+    "dropped-notice", "unchecked",
+};
+const char *const rs_record_verdicts[RS_N_RECORD_VERDICTS] = {
+    "missing", "filtered", "dropped",
+};
+
+/* Damaged lines and missing records listed in detail, at most. */
+#define DETAIL_MAX  10
+
+static int verdict_index(const char *const *names, int n, const char *v)
+{
+    int i;
+
+    for (i = 0; i < n; i++) {
+        if (!strcmp(names[i], v)) {
+            return i;
+        }
+    }
+    return -1;
+}
+
+static gint cmp_i64(gconstpointer a, gconstpointer b)
+{
+    gint64 x = *(const gint64 *)a, y = *(const gint64 *)b;
+
+    return x < y ? -1 : x > y;
+}
+
+/* vt of a line's first byte minus its record's ts: the clock offset. */
+static gboolean fresh_offset(const RsEventStream *s, const RsLineVerdict *lv,
+                             gint64 *off)
+{
+    RsTxByte *b = rs_event_stream_byte((RsEventStream *)s, lv->first);
+
+    if (!lv->fresh || !lv->has_ts || !b) {
+        return FALSE;
+    }
+    *off = b->vt_ns - (gint64)lv->ts_ns;
+    return TRUE;
+}
+
+static void build_latency(const RsEventStream *s, RsVerdictReport *r)
+{
+    g_autoptr(GArray) lat = g_array_new(FALSE, FALSE, sizeof(gint64));
+    gboolean have = FALSE;
+    gint64 off = 0;
+    guint i;
+
+    for (i = 0; i < s->lines->len; i++) {
+        const RsLineVerdict *lv = &g_array_index(s->lines, RsLineVerdict, i);
+        gint64 l;
+
+        have |= fresh_offset(s, lv, &off);
+        if (strcmp(lv->verdict, "ok") || !lv->has_ts) {
+            continue;
+        }
+        if (!have) {
+            r->lat_unknown++;   /* before the first fresh line */
+            continue;
+        }
+        l = lv->vt_ns - (gint64)lv->ts_ns - off;
+        if (l < 0) {
+            r->lat_negative++;  /* the guest clock ran ahead meanwhile */
+            continue;
+        }
+        g_array_append_val(lat, l);
+    }
+    if (!lat->len) {
+        return;
+    }
+    g_array_sort(lat, cmp_i64);
+    r->lat_n = lat->len;
+    r->lat_min = g_array_index(lat, gint64, 0);
+    r->lat_max = g_array_index(lat, gint64, lat->len - 1);
+    r->lat_p50 = g_array_index(lat, gint64, lat->len / 2);
+    r->lat_p99 = g_array_index(lat, gint64, lat->len - 1 - lat->len / 100);
+}
+
+void rs_verdict_report_build(const RsEventStream *s, RsVerdictReport *r)
+{
+    guint i;
+    int k;
+
+    memset(r, 0, sizeof(*r));
+    for (i = 0; i < s->lines->len; i++) {
+        const RsLineVerdict *lv = &g_array_index(s->lines, RsLineVerdict, i);
+
+        k = verdict_index(rs_line_verdicts, RS_N_LINE_VERDICTS, lv->verdict);
+        if (k >= 0) {
+            r->lines[k]++;
+        }
+    }
+    for (i = 0; i < s->records->len; i++) {
+        const RsRecordVerdict *rv = &g_array_index(s->records,
+                                                   RsRecordVerdict, i);
+
+        k = verdict_index(rs_record_verdicts, RS_N_RECORD_VERDICTS,
+                          rv->verdict);
+        if (k >= 0) {
+            r->records[k] += rv->count;
+        }
+    }
+    /* filtered records are only counted, in the summary */
+    r->summary_agrees = s->saw_summary;
+    if (s->saw_summary) {
+        const gint64 *f = g_hash_table_lookup(s->summary_counts, "filtered");
+
+        r->records[1] = f ? (guint64)*f : 0;
+        for (k = 0; k < RS_N_LINE_VERDICTS + RS_N_RECORD_VERDICTS; k++) {
+            const char *name = k < RS_N_LINE_VERDICTS ? rs_line_verdicts[k] :
+                rs_record_verdicts[k - RS_N_LINE_VERDICTS];
+            guint64 mine = k < RS_N_LINE_VERDICTS ? r->lines[k] :
+                r->records[k - RS_N_LINE_VERDICTS];
+            const gint64 *theirs = g_hash_table_lookup(s->summary_counts,
+                                                       name);
+
+            if (!theirs || (guint64)*theirs != mine) {
+                r->summary_agrees = FALSE;
+            }
+        }
+    }
+    r->problems = r->lines[1] + r->lines[2] + r->lines[3] + r->lines[4] +
+                  r->lines[5] + r->records[0];
+    build_latency(s, r);
+}
+
+static const char *const line_notes[RS_N_LINE_VERDICTS] = {
+    "", "a record's line with bytes changed, lost or added",
+    "bytes of two records interleaved", "a record printed again",
+    "a record printed after a later one", "no record explains it",
+    "the kernel said it dropped records", "no trusted ring to check against",
+};
+static const char *const record_notes[RS_N_RECORD_VERDICTS] = {
+    "in the ring, never on the console", "below the console loglevel",
+    "counted in a dropped notice",
+};
+
+static void print_byte(FILE *f, int b)
+{
+    if (b < 0) {
+        fputs("(none)", f);
+    } else if (b >= 0x20 && b < 0x7f && b != '\'') {
+        fprintf(f, "'%c'", b);
+    } else {
+        fprintf(f, "0x%02x", b);
+    }
+}
+
+void rs_verdict_report_print(FILE *f, const RsEventStream *s,
+                             const RsVerdictReport *r)
+{
+    guint64 total = 0;
+    guint i, shown;
+    int k;
+
+    for (k = 0; k < RS_N_LINE_VERDICTS; k++) {
+        total += r->lines[k];
+    }
+    fprintf(f, "ring: %s", s->ring_state[0] ? s->ring_state : "never seen");
+    if (s->ring_via[0]) {
+        fprintf(f, " (via %s", s->ring_via);
+        if (s->osrelease[0]) {
+            fprintf(f, ", Linux %s", s->osrelease);
+        }
+        fputc(')', f);
+    }
+    fprintf(f, "; %s\n", s->saw_summary ?
+            (r->summary_agrees ? "device summary agrees" :
+             "DEVICE SUMMARY DIFFERS from its events") :
+            "no device summary (the guest had not stopped)");
+    fprintf(f, "console lines %15" G_GUINT64_FORMAT "\n", total);
+    for (k = 0; k < RS_N_LINE_VERDICTS; k++) {
+        fprintf(f, "  %-16s %10" G_GUINT64_FORMAT, rs_line_verdicts[k],
+                r->lines[k]);
+        if (k == 0 && r->lat_n) {
+            fprintf(f, "  latency ms: min %.3f  p50 %.3f  p99 %.3f  max %.3f"
+                    " (%" G_GUINT64_FORMAT " lines", r->lat_min / 1e6,
+                    r->lat_p50 / 1e6, r->lat_p99 / 1e6, r->lat_max / 1e6,
+                    r->lat_n);
+            if (r->lat_unknown + r->lat_negative) {
+                fprintf(f, "; %" G_GUINT64_FORMAT " not measured",
+                        r->lat_unknown + r->lat_negative);
+            }
+            fputc(')', f);
+        } else if (k && r->lines[k]) {
+            fprintf(f, "  %s", line_notes[k]);
+        }
+        fputc('\n', f);
+    }
+    fprintf(f, "ring records not on the console\n");
+    for (k = 0; k < RS_N_RECORD_VERDICTS; k++) {
+        fprintf(f, "  %-16s %10" G_GUINT64_FORMAT "%s%s\n",
+                rs_record_verdicts[k], r->records[k],
+                r->records[k] ? "  " : "", r->records[k] ? record_notes[k] : "");
+    }
+    for (i = 0, shown = 0; i < s->lines->len && shown < DETAIL_MAX; i++) {
+        const RsLineVerdict *lv = &g_array_index(s->lines, RsLineVerdict, i);
+
+        if (!strcmp(lv->verdict, "ok") || !strcmp(lv->verdict, "unchecked") ||
+            !strcmp(lv->verdict, "dropped-notice")) {
+            continue;
+        }
+        shown++;
+        fprintf(f, "  %s line, bytes %" G_GUINT64_FORMAT "..%" G_GUINT64_FORMAT,
+                lv->verdict, lv->first, lv->last);
+        if (lv->has_seq) {
+            fprintf(f, ", seq %" G_GUINT64_FORMAT, lv->seq);
+        }
+        if (!strcmp(lv->verdict, "torn")) {
+            fprintf(f, " with seq %" G_GUINT64_FORMAT, lv->seq2);
+        }
+        if (!strcmp(lv->verdict, "corrupt")) {
+            fprintf(f, ": byte %d is ", lv->at);
+            print_byte(f, lv->got);
+            fputs(", the record has ", f);
+            print_byte(f, lv->want);
+        }
+        fputc('\n', f);
+    }
+    for (i = 0, shown = 0; i < s->records->len && shown < DETAIL_MAX; i++) {
+        const RsRecordVerdict *rv = &g_array_index(s->records,
+                                                   RsRecordVerdict, i);
+
+        if (strcmp(rv->verdict, "missing")) {
+            continue;
+        }
+        shown++;
+        fprintf(f, "  missing record seq %" G_GUINT64_FORMAT, rv->seq);
+        if (rv->count > 1) {
+            fprintf(f, "..%" G_GUINT64_FORMAT, rv->seq + rv->count - 1);
+        }
+        if (rv->level >= 0) {
+            fprintf(f, " (level %d)", rv->level);
+        }
+        fputc('\n', f);
+    }
+    fprintf(f, "verdict: %s", r->problems ? "PROBLEMS" : "clean");
+    if (r->problems) {
+        fprintf(f, " (%" G_GUINT64_FORMAT ")", r->problems);
+    }
+    if (r->lines[7]) {
+        fprintf(f, ", %" G_GUINT64_FORMAT " lines unchecked", r->lines[7]);
+    }
+    fputc('\n', f);
+}
+
+void rs_verdict_report_print_json(FILE *f, const RsEventStream *s,
+                                  const RsVerdictReport *r)
+{
+    int k;
+
+    fprintf(f, "{\"ring\":\"%s\",\"summary\":%s,\"summary_agrees\":%s,"
+            "\"lines\":{", s->ring_state[0] ? s->ring_state : "",
+            s->saw_summary ? "true" : "false",
+            r->summary_agrees ? "true" : "false");
+    for (k = 0; k < RS_N_LINE_VERDICTS; k++) {
+        fprintf(f, "%s\"%s\":%" G_GUINT64_FORMAT, k ? "," : "",
+                rs_line_verdicts[k], r->lines[k]);
+    }
+    fputs("},\"records\":{", f);
+    for (k = 0; k < RS_N_RECORD_VERDICTS; k++) {
+        fprintf(f, "%s\"%s\":%" G_GUINT64_FORMAT, k ? "," : "",
+                rs_record_verdicts[k], r->records[k]);
+    }
+    fprintf(f, "},\"problems\":%" G_GUINT64_FORMAT ",\"latency_ns\":{\"n\":%"
+            G_GUINT64_FORMAT ",\"min\":%" G_GINT64_FORMAT ",\"p50\":%"
+            G_GINT64_FORMAT ",\"p99\":%" G_GINT64_FORMAT ",\"max\":%"
+            G_GINT64_FORMAT ",\"not_measured\":%" G_GUINT64_FORMAT "}}\n",
+            r->problems, r->lat_n, r->lat_min, r->lat_p50, r->lat_p99,
+            r->lat_max, r->lat_unknown + r->lat_negative);
+}

@@ -1,0 +1,44 @@
+/*
+ * What ringside-serial judged, read back from its event stream: counts per
+ * verdict, the records missing, damaged lines, and wire latency recomputed
+ * with the whole stream in view.
+ */
+#ifndef RINGSIDE_VERDICTS_H
+#define RINGSIDE_VERDICTS_H
+
+#include "events.h"
+
+#include <stdio.h>
+
+/* Line verdicts, then record verdicts, in the device's order. */
+extern const char *const rs_line_verdicts[];
+extern const char *const rs_record_verdicts[];
+#define RS_N_LINE_VERDICTS      8
+#define RS_N_RECORD_VERDICTS    3
+
+typedef struct {
+    guint64 lines[RS_N_LINE_VERDICTS];
+    guint64 records[RS_N_RECORD_VERDICTS];  /* missing, filtered, dropped */
+    guint64 problems;   /* corrupt + torn + duplicate + reordered +
+                         * unmatched lines, missing records */
+    gboolean summary_agrees;    /* the device's own totals match */
+    /*
+     * Latency of ok lines, ns, against the clock offset measured on the
+     * last fresh line before each (ringside-match.c); lines before the
+     * first fresh one, or that the guest clock got ahead of, are not
+     * measured.
+     */
+    guint64 lat_n, lat_unknown, lat_negative;
+    gint64 lat_min, lat_p50, lat_p99, lat_max;
+} RsVerdictReport;
+
+void rs_verdict_report_build(const RsEventStream *s, RsVerdictReport *r);
+
+/* The table ringside report and ringside run print. */
+void rs_verdict_report_print(FILE *f, const RsEventStream *s,
+                             const RsVerdictReport *r);
+/* The same as one JSON object, with a newline. */
+void rs_verdict_report_print_json(FILE *f, const RsEventStream *s,
+                                  const RsVerdictReport *r);
+
+#endif
