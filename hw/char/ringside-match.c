@@ -737,9 +737,9 @@ static uint32_t common_suffix(const uint8_t *a, uint32_t an, const char *b,
 
 /*
  * Is l a damaged copy of c's first line?  Its start and end must agree
- * with c over half the line when l's timestamp names c, over three
- * quarters otherwise; a line cut short by the guest stopping need only
- * be a prefix.
+ * with c over half the line when l's timestamp names c (or one be cut
+ * short of the other), over three quarters otherwise; a line cut short by
+ * the guest stopping need only be a prefix.
  */
 static bool damaged(const line *l, const cand *c, bool named,
                     rs_verdict_info *vi)
@@ -750,9 +750,11 @@ static bool damaged(const line *l, const cand *c, bool named,
     if (p == l->n && p == c->l1) {
         return false;
     }
-    if (!(l->partial && p == l->n && p) &&
-        (uint64_t)(p + s) * (named ? 2 : 4) <
-        (uint64_t)c->l1 * (named ? 1 : 3)) {
+    if (named && (p == l->n || p == c->l1)) {
+        ;                       /* one is cut short: the tail went missing */
+    } else if (!(l->partial && p == l->n && p) &&
+               (uint64_t)(p + s) * (named ? 2 : 4) <
+               (uint64_t)c->l1 * (named ? 1 : 3)) {
         return false;
     }
     vi->at = (int32_t)p;

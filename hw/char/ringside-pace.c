@@ -99,6 +99,10 @@ static void pace_tx_done(void *opaque)
                            ",\"wt\":%" PRId64 "%s}\n",
                            RINGSIDE_EVENTS_VERSION, s->tsr_index, now,
                            refused ? ",\"refused\":1" : "");
+    /* What is judged is what reached the console: not overruns or refusals */
+    if (s->ring_auto && !refused) {
+        ringside_verify_byte(s, s->tsr, s->tsr_index, now);
+    }
     s->tsr_busy = false;
     if (s->txq_len) {
         pace_start_next(s);

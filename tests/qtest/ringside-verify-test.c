@@ -408,6 +408,38 @@ static void test_dropped(void)
     fixture_done(&f);
 }
 
+/*
+ * pace=line judges what reached the wire: bytes written to a full
+ * transmitter are lost (overruns) and their line is corrupt, with the
+ * first lost byte named.
+ */
+static void test_paced_overrun(void)
+{
+    static const char text[] = "a line written without waiting for THRE";
+    g_autofree char *l = console_line(1000000, text);
+    Fixture f = { 0 };
+    Ring r;
+    g_autofree char *v = NULL;
+    g_autoptr(QDict) e = NULL;
+
+    start_attached(&f, &r, ",pace=line");
+    ring_push(&r, text);
+    attach_now(&f);
+    qtest_outb(f.qts, COM1 + REG_FCR, FCR_ENABLE_RESET);
+    uart_puts(f.qts, l);                    /* 16 in the FIFO, 1 shifting */
+    qtest_clock_step(f.qts, 100 * 1000 * 1000);
+    uart_puts(f.qts, "\r\n");
+    qtest_clock_step(f.qts, 100 * 1000 * 1000);
+    g_assert_cmpuint(rs_counter(f.qts, "tx-overruns"), ==, strlen(l) - 17);
+    v = line_verdicts(&f);
+    g_assert_cmpstr(v, ==, "corrupt");
+    e = line_event(&f, 0);
+    g_assert_cmpint(qdict_get_int(e, "at"), ==, 17);
+    g_assert_cmpint(qdict_get_int(e, "want"), ==, (uint8_t)l[17]);
+    g_assert_cmpint(qdict_get_int(e, "got"), ==, -1);
+    fixture_done(&f);
+}
+
 /* A record of several lines prints each with the prefix: all ok. */
 static void test_multiline(void)
 {
@@ -669,6 +701,7 @@ int main(int argc, char **argv)
                         ",loglevel=8", test_filtered);
     qtest_add_func("/ringside-verify/dropped", test_dropped);
     qtest_add_func("/ringside-verify/multiline", test_multiline);
+    qtest_add_func("/ringside-verify/paced-overrun", test_paced_overrun);
     qtest_add_func("/ringside-verify/backlog", test_backlog);
     qtest_add_func("/ringside-verify/no-ring", test_no_ring);
     for (i = 0; i < ARRAY_SIZE(hostile); i++) {
