@@ -27,7 +27,8 @@ typedef struct {
 /* A console line the device judged ("line" event). */
 typedef struct {
     char verdict[16];   /* ok, corrupt, torn, duplicate, reordered,
-                         * unmatched, dropped-notice, unchecked */
+                         * unmatched, dropped-notice, unchecked,
+                         * overwritten */
     guint64 first, last;    /* byte indexes */
     gint64 vt_ns;       /* of the last byte */
     guint32 len;

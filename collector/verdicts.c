@@ -5,7 +5,7 @@
 
 const char *const rs_line_verdicts[RS_N_LINE_VERDICTS] = {
     "ok", "corrupt", "torn", "duplicate", "reordered", "unmatched",
-    "dropped-notice", "unchecked",
+    "dropped-notice", "unchecked", "overwritten",
 };
 const char *const rs_record_verdicts[RS_N_RECORD_VERDICTS] = {
     "missing", "filtered", "dropped",
@@ -136,6 +136,7 @@ static const char *const line_notes[RS_N_LINE_VERDICTS] = {
     "bytes of two records interleaved", "a record printed again",
     "a record printed after a later one", "no record explains it",
     "the kernel said it dropped records", "no trusted ring to check against",
+    "its record was overwritten while it was on the wire",
 };
 static const char *const record_notes[RS_N_RECORD_VERDICTS] = {
     "in the ring, never on the console", "below the console loglevel",
@@ -204,7 +205,8 @@ void rs_verdict_report_print(FILE *f, const RsEventStream *s,
         const RsLineVerdict *lv = &g_array_index(s->lines, RsLineVerdict, i);
 
         if (!strcmp(lv->verdict, "ok") || !strcmp(lv->verdict, "unchecked") ||
-            !strcmp(lv->verdict, "dropped-notice")) {
+            !strcmp(lv->verdict, "dropped-notice") ||
+            !strcmp(lv->verdict, "overwritten")) {
             continue;
         }
         shown++;

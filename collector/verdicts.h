@@ -13,7 +13,7 @@
 /* Line verdicts, then record verdicts, in the device's order. */
 extern const char *const rs_line_verdicts[];
 extern const char *const rs_record_verdicts[];
-#define RS_N_LINE_VERDICTS      8
+#define RS_N_LINE_VERDICTS      9
 #define RS_N_RECORD_VERDICTS    3
 
 typedef struct {

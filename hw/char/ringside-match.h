@@ -40,6 +40,7 @@ typedef enum rs_verdict {
     RS_V_UNMATCHED,     /* no record explains it */
     RS_V_NOTICE,        /* the kernel's "** N printk messages dropped **" */
     RS_V_UNCHECKED,     /* no trusted ring to check it against */
+    RS_V_OVERWRITTEN,   /* its record was overwritten before it was done */
     /* a ring record that never reached the console */
     RS_V_MISSING,
     RS_V_FILTERED,      /* below the console loglevel */
@@ -93,6 +94,7 @@ typedef struct rs_match {
     bool have_fmt;
     uint8_t fmt_flags;          /* RS_FMT_* of the last line matched */
     uint64_t dropped_credit;    /* records the kernel said it dropped */
+    uint64_t gone_credit;       /* records printed, overwritten meanwhile */
     uint8_t window[RS_MATCH_WINDOW];    /* by seq % WINDOW, < cursor */
     uint32_t unmatched_run;
 

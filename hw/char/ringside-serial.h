@@ -120,6 +120,7 @@ struct RingsideSerialState {
     bool verify_dirty;          /* lines or records judged since summary */
     const char *untrusted_logged[8];    /* causes already logged */
     VMChangeStateEntry *vmse;
+    rs_verdict_info pending_record;     /* a run of records, not migrated */
     rs_match match;
 };
 

@@ -21,6 +21,47 @@
 #include "ringside-serial.h"
 #include "trace.h"
 
+/* Write the record verdict held back for merging, if any. */
+static void verify_flush_record(RingsideSerialState *s)
+{
+    rs_verdict_info *p = &s->pending_record;
+
+    if (!p->count) {
+        return;
+    }
+    ringside_events_printf(s, "{\"v\":%d,\"ev\":\"record\",\"verdict\":"
+                           "\"%s\",\"seq\":%" PRIu64 ",\"count\":%" PRIu64
+                           ",\"level\":%d}\n", RINGSIDE_EVENTS_VERSION,
+                           rs_verdict_name(p->verdict), p->seq, p->count,
+                           p->level);
+    p->count = 0;
+}
+
+/*
+ * Records judged missing or dropped come in runs (a console far behind
+ * skips thousands): consecutive ones of a kind make one event.
+ */
+static void verify_record(RingsideSerialState *s, const rs_verdict_info *vi)
+{
+    rs_verdict_info *p = &s->pending_record;
+
+    trace_ringside_serial_record(rs_verdict_name(vi->verdict), vi->seq,
+                                 vi->count);
+    if (vi->verdict == RS_V_FILTERED) {
+        return;                 /* counted only: a quiet boot has many */
+    }
+    if (p->count && p->verdict == vi->verdict &&
+        p->seq + p->count == vi->seq) {
+        p->count += vi->count;
+        if (p->level != vi->level) {
+            p->level = -1;
+        }
+        return;
+    }
+    verify_flush_record(s);
+    *p = *vi;
+}
+
 static void verify_report(void *opaque, const rs_verdict_info *vi)
 {
     RingsideSerialState *s = opaque;
@@ -30,17 +71,10 @@ static void verify_report(void *opaque, const rs_verdict_info *vi)
 
     s->verify_dirty = true;
     if (vi->verdict >= RS_V_MISSING) {
-        trace_ringside_serial_record(name, vi->seq, vi->count);
-        if (vi->verdict == RS_V_FILTERED) {
-            return;             /* counted only: a quiet boot has many */
-        }
-        ringside_events_printf(s, "{\"v\":%d,\"ev\":\"record\",\"verdict\":"
-                               "\"%s\",\"seq\":%" PRIu64 ",\"count\":%"
-                               PRIu64 ",\"level\":%d}\n",
-                               RINGSIDE_EVENTS_VERSION, name, vi->seq,
-                               vi->count, vi->level);
+        verify_record(s, vi);
         return;
     }
+    verify_flush_record(s);
     trace_ringside_serial_line(name, vi->first, vi->last, vi->seq);
     if (vi->has_seq) {
         n += snprintf(extra + n, sizeof(extra) - n, ",\"seq\":%" PRIu64,
@@ -131,6 +165,7 @@ static void verify_summary(RingsideSerialState *s, const char *reason)
     const uint64_t *c = s->match.counts;
     rs_latency lat;
 
+    verify_flush_record(s);
     rs_match_latency(&s->match, &lat);
     trace_ringside_serial_summary(reason);
     ringside_events_printf(s,
@@ -138,7 +173,8 @@ static void verify_summary(RingsideSerialState *s, const char *reason)
         "\"lines\":{\"ok\":%" PRIu64 ",\"corrupt\":%" PRIu64
         ",\"torn\":%" PRIu64 ",\"duplicate\":%" PRIu64
         ",\"reordered\":%" PRIu64 ",\"unmatched\":%" PRIu64
-        ",\"dropped-notice\":%" PRIu64 ",\"unchecked\":%" PRIu64 "},"
+        ",\"dropped-notice\":%" PRIu64 ",\"unchecked\":%" PRIu64
+        ",\"overwritten\":%" PRIu64 "},"
         "\"records\":{\"missing\":%" PRIu64 ",\"filtered\":%" PRIu64
         ",\"dropped\":%" PRIu64 "},"
         "\"lat\":{\"n\":%" PRIu64 ",\"min\":%" PRId64 ",\"p50\":%" PRId64
@@ -148,7 +184,8 @@ static void verify_summary(RingsideSerialState *s, const char *reason)
         ringside_ring_state_names[s->ring_state],
         c[RS_V_OK], c[RS_V_CORRUPT], c[RS_V_TORN], c[RS_V_DUPLICATE],
         c[RS_V_REORDERED], c[RS_V_UNMATCHED], c[RS_V_NOTICE],
-        c[RS_V_UNCHECKED], c[RS_V_MISSING], c[RS_V_FILTERED],
+        c[RS_V_UNCHECKED], c[RS_V_OVERWRITTEN], c[RS_V_MISSING],
+        c[RS_V_FILTERED],
         c[RS_V_DROPPED], lat.n, lat.min, lat.p50, lat.p99, lat.max,
         lat.negative, lat.clock_offset);
     s->verify_dirty = false;
@@ -175,6 +212,7 @@ static void verify_vm_state(void *opaque, bool running, RunState state)
     if (running) {
         return;
     }
+    verify_flush_record(s);
     if (state == RUN_STATE_SHUTDOWN || state == RUN_STATE_GUEST_PANICKED ||
         state == RUN_STATE_INTERNAL_ERROR) {
         verify_finish(s, RunState_str(state));
@@ -300,6 +338,7 @@ const VMStateDescription vmstate_ringside_verify = {
         VMSTATE_BOOL(M(have_fmt), RingsideSerialState),
         VMSTATE_UINT8(M(fmt_flags), RingsideSerialState),
         VMSTATE_UINT64(M(dropped_credit), RingsideSerialState),
+        VMSTATE_UINT64(M(gone_credit), RingsideSerialState),
         VMSTATE_UINT8_ARRAY(M(window), RingsideSerialState, RS_MATCH_WINDOW),
         VMSTATE_UINT32(M(unmatched_run), RingsideSerialState),
         VMSTATE_BOOL(M(in_rec), RingsideSerialState),
