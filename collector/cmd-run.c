@@ -61,8 +61,14 @@ static GuestEnd guest_end(const RsGuestResult *res, const RsTranscript *t)
     if (res->exit_status != 0) {
         return END_QEMU_ERROR;
     }
+    /*
+     * In a printk storm the console may drop the panic line itself; the
+     * backtrace through panic() and x86's panic notifier line still say it.
+     */
     for (i = 0; i < t->lines->len; i++) {
-        if (line_has(t->lines->pdata[i], "Kernel panic - not syncing")) {
+        if (line_has(t->lines->pdata[i], "Kernel panic - not syncing") ||
+            line_has(t->lines->pdata[i], " panic+0x") ||
+            line_has(t->lines->pdata[i], "] Kernel Offset: ")) {
             return END_PANIC;
         }
     }
