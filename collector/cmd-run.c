@@ -42,6 +42,7 @@ static const struct {
     { "dmesg-hang", END_TIMEOUT },
     { "hang", END_TIMEOUT },
     { "kmsg-fill-hang", END_TIMEOUT },
+    { "flood", END_POWEROFF },
     { "storm-panic", END_PANIC },
 };
 

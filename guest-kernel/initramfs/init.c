@@ -511,6 +511,44 @@ static int case_storm_panic(void)
 	return case_sysrq_panic();
 }
 
+/*
+ * printk flood, then poweroff: ringside.flood=N (default 200000) records
+ * written to /dev/kmsg from one task as fast as the console takes them
+ * (boot with printk.devkmsg=on).  The workload of the checking benchmark.
+ */
+static int case_flood(void)
+{
+	char val[16], buf[128];
+	long lines = 200000, i;
+	int fd, n;
+
+	if (get_param("ringside.flood=", val, sizeof(val)))
+		lines = atol(val);
+	if (lines < 0 || lines > 100000000) {
+		con_printf("ringside-init: bad ringside.flood\n");
+		return -1;
+	}
+	fd = open("/dev/kmsg", O_WRONLY | O_CLOEXEC);
+	if (fd < 0) {
+		con_perror("open /dev/kmsg");
+		return -1;
+	}
+	for (i = 0; i < lines; i++) {
+		n = snprintf(buf, sizeof(buf),
+			     "<6>ringside-flood %08ld the quick brown fox jumps over the lazy dog\n",
+			     i);
+		if (write(fd, buf, (size_t)n) < 0 && errno != EINTR) {
+			con_perror("write /dev/kmsg");
+			close(fd);
+			return -1;
+		}
+	}
+	close(fd);
+	kmsg_log("ringside-init: flood of %ld lines done", lines);
+	console_drain();
+	return 0;
+}
+
 /* Add new cases here; the name is what ringside.case= selects. */
 static const struct ringside_case {
 	const char *name;
@@ -523,6 +561,7 @@ static const struct ringside_case {
 	{ "dmesg-hang",		case_dmesg_hang },
 	{ "kmsg-fill-hang",	case_kmsg_fill_hang },
 	{ "storm-panic",	case_storm_panic },
+	{ "flood",		case_flood },
 };
 
 int main(void)

@@ -21,6 +21,7 @@
  */
 
 #include "qemu/osdep.h"
+#include <sys/mman.h>
 #include "qemu/log.h"
 #include "qemu/timer.h"
 #include "qemu/units.h"
@@ -34,8 +35,13 @@
 #define RING_PROBE_NS   (100 * SCALE_MS)
 /* How often an attached note is checked for a new kernel's. */
 #define RING_CHECK_NS   (1000 * SCALE_MS)
-/* Pages scanned per tick: 8192 header reads, 32 MiB of RAM. */
+/*
+ * Work per tick: at most 8192 page headers read, in at most 64 pieces of
+ * 32 MiB (pages the host never backed cost nothing but a mincore() bit).
+ */
 #define RING_SCAN_BYTES (32 * MiB)
+#define RING_SCAN_PIECES 64
+#define RING_SCAN_READS 8192
 
 const char *const ringside_ring_state_names[] = {
     [RS_RING_NONE] = "none",
@@ -255,15 +261,60 @@ static uint64_t attach_scan_top(void)
     return ram > 2 * GiB ? 4 * GiB + ram : ram;
 }
 
-/* Scan the next RING_SCAN_BYTES of guest RAM; wraps around at the end. */
-static bool attach_scan_step(RingsideSerialState *s, char *text, size_t *len,
-                             uint64_t *note_gpa)
+/*
+ * Scan [gpa, gpa + len) of one RAM region, host pointer host, page starts
+ * only, and only pages the host has backed: a page the guest never wrote
+ * holds no note, and reading it would make the host allocate and zero it
+ * (with memory-backend-file, fill the whole file).  mincore() says which.
+ */
+static bool attach_scan_resident(RingsideSerialState *s, uint64_t gpa,
+                                 uint64_t len, void *host, char *text,
+                                 size_t *tlen, uint64_t *note_gpa,
+                                 uint64_t *reads)
 {
+    size_t page = qemu_real_host_page_size();
+    uintptr_t start = QEMU_ALIGN_DOWN((uintptr_t)host, page);
+    uint64_t lead = (uintptr_t)host - start;
+    size_t npages = DIV_ROUND_UP(lead + len, page);
+    g_autofree unsigned char *vec = g_malloc(npages);
     uint8_t work[4096];
+    size_t i = 0, j;
+
+    if (mincore((void *)start, lead + len, vec) != 0) {
+        memset(vec, 1, npages);     /* cannot tell: read them all */
+    }
+    while (i < npages) {
+        uint64_t from, to;
+
+        if (!(vec[i] & 1)) {
+            i++;
+            continue;
+        }
+        for (j = i; j < npages && (vec[j] & 1); j++) {
+        }
+        from = MAX((uint64_t)i * page, lead) - lead;
+        to = MIN((uint64_t)j * page - lead, len);
+        *reads += DIV_ROUND_UP(to - from, 4096);
+        if (to > from &&
+            rs_note_scan(attach_read, s, gpa + from, to - from,
+                         RS_SCAN_PAGE_STARTS, work, sizeof(work), text,
+                         RS_VMCI_TEXT_MAX, tlen, note_gpa) == RS_OK) {
+            return true;
+        }
+        i = j;
+    }
+    return false;
+}
+
+/* Scan the next RING_SCAN_BYTES of guest RAM; wraps around at the end. */
+static bool attach_scan_piece(RingsideSerialState *s, char *text, size_t *len,
+                              uint64_t *note_gpa, uint64_t *reads)
+{
     uint64_t top = attach_scan_top();
     uint64_t ram = current_machine->ram_size;
-    uint64_t n;
-    int rc;
+    uint64_t n, end;
+    int sections;
+    bool found = false;
 
     if (s->scan_gpa >= ram && s->scan_gpa < 4 * GiB) {
         s->scan_gpa = 4 * GiB;      /* skip the hole below 4 GiB */
@@ -272,11 +323,51 @@ static bool attach_scan_step(RingsideSerialState *s, char *text, size_t *len,
         s->scan_gpa = 0;
     }
     n = MIN(RING_SCAN_BYTES, (s->scan_gpa < ram ? ram : top) - s->scan_gpa);
-    rc = rs_note_scan(attach_read, s, s->scan_gpa, n, RS_SCAN_PAGE_STARTS,
-                      work, sizeof(work), text, RS_VMCI_TEXT_MAX, len,
-                      note_gpa);
-    s->scan_gpa += n;
-    return rc == RS_OK;
+    end = s->scan_gpa + n;
+    /* region by region: RAM, holes and ROM alternate below 1 MiB */
+    for (sections = 0; s->scan_gpa < end && sections < 64 && !found;
+         sections++) {
+        MemoryRegionSection sec = memory_region_find(get_system_memory(),
+                                                     s->scan_gpa,
+                                                     end - s->scan_gpa);
+        uint64_t at, size;
+
+        if (!sec.mr) {
+            break;
+        }
+        at = sec.offset_within_address_space;
+        size = int128_get64(sec.size);
+        if (memory_region_is_ram(sec.mr) && !memory_region_is_rom(sec.mr) &&
+            size) {
+            found = attach_scan_resident(s, at, size,
+                                         (uint8_t *)memory_region_get_ram_ptr(
+                                             sec.mr) +
+                                         sec.offset_within_region,
+                                         text, len, note_gpa, reads);
+        }
+        memory_region_unref(sec.mr);
+        s->scan_gpa = at + MAX(size, 1);
+    }
+    s->scan_gpa = MAX(s->scan_gpa, end);
+    return found;
+}
+
+/* One tick's worth of scanning, at most one pass over guest RAM. */
+static bool attach_scan_step(RingsideSerialState *s, char *text, size_t *len,
+                             uint64_t *note_gpa)
+{
+    uint64_t reads = 0;
+    int i;
+
+    for (i = 0; i < RING_SCAN_PIECES && reads < RING_SCAN_READS; i++) {
+        if (attach_scan_piece(s, text, len, note_gpa, &reads)) {
+            return true;
+        }
+        if (s->scan_gpa >= attach_scan_top()) {
+            break;              /* a full pass: go on from 0 next tick */
+        }
+    }
+    return false;
 }
 
 static void attach_probe(void *opaque)

@@ -76,6 +76,7 @@ typedef struct line {
 /* A record as the console would print it. */
 typedef struct cand {
     uint64_t seq;
+    uint64_t id;                /* descriptor id */
     uint64_t ts_nsec;
     int level;
     char out[RS_CONSOLE_LOG_MAX];
@@ -148,6 +149,7 @@ static rs_rec_status get_cand(rs_match *m, uint64_t seq, unsigned flags,
         return st;
     }
     c->ts_nsec = rec.ts_nsec;
+    c->id = rec.id;
     c->len = rs_format(&rec, flags, RS_CONSOLE_LOG_MAX, c->out,
                        sizeof(c->out));
     nl = memchr(c->out, '\n', c->len);
@@ -501,10 +503,11 @@ static uint64_t hist_value(unsigned b)
 static void note_offset(rs_match *m, const line *l, const cand *c,
                         rs_verdict_info *vi)
 {
-    uint64_t next;
+    rs_ring_pos pos;
 
-    if (m->replaying || !m->ring ||
-        rs_ring_next_seq(m->ring, &next) != RS_OK || next != c->seq + 1) {
+    /* one read of the ring header: is it still the newest descriptor? */
+    if (m->replaying || !m->ring || rs_ring_pos_read(m->ring, &pos) != RS_OK ||
+        pos.head_id != c->id) {
         return;
     }
     m->clock_offset = l->vt_first - (int64_t)c->ts_nsec;

@@ -138,6 +138,12 @@ void rs_match_resume(rs_match *m, const rs_ring *ring);
 /* A byte the guest sent; index is its number in the stream. */
 void rs_match_byte(rs_match *m, uint8_t byte, uint64_t index, int64_t vt);
 
+/* Does rs_match_byte() use vt for this byte (a line's first or last)? */
+static inline bool rs_match_wants_time(const rs_match *m, uint8_t byte)
+{
+    return byte == '\n' || (m->len == 0 && !m->overlong && !m->cr);
+}
+
 /*
  * The guest stopped: judge the partial line, every record still in the
  * window and every record after the cursor (at most RS_MATCH_SKIP_READS

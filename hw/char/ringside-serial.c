@@ -109,21 +109,30 @@ void ringside_events_printf(RingsideSerialState *s, const char *fmt, ...)
 /* Returns the byte's index in the stream ("i"). */
 static uint64_t ringside_record_tx(RingsideSerialState *s, uint8_t byte)
 {
-    int64_t vt = qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL);
-    int64_t ht = qemu_clock_get_ns(QEMU_CLOCK_HOST);
-    int cpu = current_cpu ? current_cpu->cpu_index : -1;
+    bool events = qemu_chr_fe_backend_connected(&s->events);
     bool loop = s->serial.mcr & RS_MCR_LOOP;
+    bool check = s->ring_auto && !loop && !s->pace;
+    int cpu = current_cpu ? current_cpu->cpu_index : -1;
     uint64_t i = s->tx_bytes++;
+    int64_t vt = 0;
 
+    /* Per byte: read the clocks only for what will use them. */
+    if (events || trace_event_get_state_backends(TRACE_RINGSIDE_SERIAL_TX) ||
+        (check && rs_match_wants_time(&s->match, byte))) {
+        vt = qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL);
+    }
     trace_ringside_serial_tx(i, vt, cpu, byte);
-    ringside_events_printf(s,
-                           "{\"v\":%d,\"ev\":\"tx\",\"i\":%" PRIu64
-                           ",\"vt\":%" PRId64 ",\"ht\":%" PRId64
-                           ",\"cpu\":%d,\"b\":%u%s}\n",
-                           RINGSIDE_EVENTS_VERSION, i, vt, ht, cpu, byte,
-                           loop ? ",\"loop\":1" : "");
+    if (events) {
+        ringside_events_printf(s,
+                               "{\"v\":%d,\"ev\":\"tx\",\"i\":%" PRIu64
+                               ",\"vt\":%" PRId64 ",\"ht\":%" PRId64
+                               ",\"cpu\":%d,\"b\":%u%s}\n",
+                               RINGSIDE_EVENTS_VERSION, i, vt,
+                               qemu_clock_get_ns(QEMU_CLOCK_HOST), cpu, byte,
+                               loop ? ",\"loop\":1" : "");
+    }
     /* Unpaced, the byte is on the wire now; paced, once it leaves it. */
-    if (s->ring_auto && !loop && !s->pace) {
+    if (check) {
         ringside_verify_byte(s, byte, i, vt);
     }
     return i;

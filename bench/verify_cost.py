@@ -1,0 +1,105 @@
+#!/usr/bin/env python3
+"""Benchmark: what checking the console against the ring costs.
+
+Boots the project kernel (2 vCPUs, TCG, unpaced) with the "flood" case: one
+task writes --lines records (default 200,000) to /dev/kmsg as fast as the
+console takes them, then the guest powers off.  The same QEMU command line
+is run with four consoles, interleaved, --runs times each:
+
+  isa-serial          QEMU's own 16550 (the baseline)
+  ringside, no check  ringside-serial, ring=off, no event stream
+  ringside, checking  ringside-serial, ring=auto, no event stream
+  ringside run        ring=auto with the event stream, as 'ringside run'
+
+and prints, per console, the median wall time (boot to poweroff), QEMU's
+host CPU time, console throughput, and the ratios the checking costs:
+"checking" against "no check" and against isa-serial, and per line in ns
+of host CPU.
+
+Usage: verify_cost.py [--lines N] [--runs N]
+"""
+import os
+import resource
+import shlex
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ringside = os.environ.get("RINGSIDE_BIN", os.path.join(root, "build", "collector", "ringside"))
+
+
+def opt(name, default):
+    return int(sys.argv[sys.argv.index(name) + 1]) if name in sys.argv else default
+
+
+lines = opt("--lines", 200000)
+runs = opt("--runs", 2)
+
+CONSOLES = [
+    ("isa-serial", "isa-serial,chardev=console"),
+    ("ringside, no check", "ringside-serial,chardev=console,ring=off"),
+    ("ringside, checking", "ringside-serial,chardev=console"),
+    ("ringside run", None),     # the device as 'ringside run' gives it
+]
+
+
+def command(out, device):
+    r = subprocess.run([ringside, "run", "--print-qemu", "--case", "flood", "--pace", "off",
+                        "--out", out, "--append",
+                        "printk.devkmsg=on ringside.flood=%d" % lines],
+                       capture_output=True, text=True, check=True)
+    argv = shlex.split(r.stdout)
+    if device:
+        i = next(k for k, a in enumerate(argv) if a.startswith("ringside-serial,"))
+        argv[i] = device
+    return argv
+
+
+def one(device):
+    out = tempfile.mkdtemp(prefix="ringside-verify-cost-")
+    try:
+        argv = command(out, device)
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        t0 = time.monotonic()
+        subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                       check=True, timeout=3600)
+        wall = time.monotonic() - t0
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        console = open(os.path.join(out, "console.log"), "rb").read()
+        if b"ringside-init: flood of %d lines done" % lines not in console:
+            sys.exit("verify_cost: the guest did not finish its flood (%s)" % device)
+        cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+        return wall, cpu, console.count(b"\n"), len(console)
+    finally:
+        shutil.rmtree(out, ignore_errors=True)
+
+
+def main():
+    res = {name: [] for name, _ in CONSOLES}
+    for _ in range(runs):
+        for name, device in CONSOLES:
+            res[name].append(one(device))
+    med = {n: tuple(statistics.median(r[k] for r in v) for k in range(4))
+           for n, v in res.items()}
+    print("project kernel, 2 vCPUs, TCG, unpaced: %d printk lines then poweroff, "
+          "median of %d runs" % (lines, runs))
+    print("| console | wall s | QEMU CPU s | console lines | lines/s (wall) |")
+    print("|---|---|---|---|---|")
+    for name, _ in CONSOLES:
+        w, c, n, _b = med[name]
+        print("| %s | %.2f | %.2f | %d | %.0f |" % (name, w, c, n, n / w))
+    base, off, on = med["isa-serial"], med["ringside, no check"], med["ringside, checking"]
+    print("checking / no check, wall: %.3f  (%+.1f%%)" % (on[0] / off[0], 100 * (on[0] / off[0] - 1)))
+    print("checking / isa-serial, wall: %.3f  (%+.1f%%)" % (on[0] / base[0], 100 * (on[0] / base[0] - 1)))
+    print("checking cost per console line: %.0f ns of host CPU (vs no check), "
+          "%.0f ns (vs isa-serial)" % ((on[1] - off[1]) / on[2] * 1e9,
+                                       (on[1] - base[1]) / on[2] * 1e9))
+    print("ringside run (with the event stream) / isa-serial, wall: %.3f" %
+          (med["ringside run"][0] / base[0]))
+
+
+main()
