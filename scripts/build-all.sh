@@ -2,6 +2,7 @@
 # Build (or reuse from the cache) everything a run needs: the collector in
 # build/, the QEMU fork, the guest kernel and its initramfs.  Prints how
 # long each stage took.  Usage: build-all.sh [build|test]
+# With "test" and RINGSIDE_SANITIZE=1, also the ASan/UBSan QEMU build.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 cd "$RINGSIDE_ROOT"
@@ -33,5 +34,12 @@ if [ "${1:-build}" = test ]; then
     stage_begin stock-kernel
     "$RINGSIDE_ROOT/scripts/fetch-stock-kernel.sh" --dbg >/dev/null
     stage_end
+    # The qtests' ASan/UBSan build: CI sets RINGSIDE_SANITIZE=1; elsewhere
+    # those tests skip unless it has been built.
+    if [ "${RINGSIDE_SANITIZE:-0}" = 1 ]; then
+        stage_begin qemu-sanitize
+        "$RINGSIDE_ROOT/scripts/build-qemu.sh" --sanitize >/dev/null
+        stage_end
+    fi
 fi
 stage_summary

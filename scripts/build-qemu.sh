@@ -6,6 +6,10 @@
 #
 # Output: $RINGSIDE_CACHE/qemu/build/qemu-system-x86_64 and the project's
 # qtests in $RINGSIDE_CACHE/qemu/build/tests/qtest/.
+#
+# --sanitize builds the same tree with ASan and UBSan into
+# $RINGSIDE_CACHE/qemu/build-sanitize instead (for the qtests: the device
+# reads guest-controlled memory).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -13,6 +17,12 @@ QDIR=$RINGSIDE_CACHE/qemu
 DL=$QDIR/dl
 SRC=$QDIR/src
 BUILD=$QDIR/build
+SANITIZE=0
+case "${1:-}" in
+--sanitize) SANITIZE=1; BUILD=$QDIR/build-sanitize ;;
+"") ;;
+*) die "usage: build-qemu.sh [--sanitize]" ;;
+esac
 WIRING=$RINGSIDE_ROOT/qemu-fork/wiring.patch
 QTESTS=(ringside-serial-test ringside-verify-test)
 FIRMWARE_DIRS=(/usr/share/seabios /usr/share/qemu /usr/lib/ipxe/qemu)
@@ -24,6 +34,9 @@ CONFIGURE_ARGS=(--target-list=x86_64-softmmu --disable-docs --disable-user
 # on its own; ask for it, or a fresh unpack would recompile everything.
 if command -v ccache >/dev/null; then
     CONFIGURE_ARGS+=("--cc=ccache cc" "--cxx=ccache c++")
+fi
+if [ "$SANITIZE" = 1 ]; then
+    CONFIGURE_ARGS+=(--enable-sanitizers)
 fi
 
 # apt-get source needs deb-src lines; derive them from the deb lines the

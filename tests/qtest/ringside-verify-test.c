@@ -80,19 +80,6 @@ static QDict *quit_summary(Fixture *f)
     return qobject_ref((QDict *)sums->pdata[0]);
 }
 
-static void fixture_done(Fixture *f)
-{
-    if (f->qts) {
-        qtest_quit(f->qts);
-    }
-    unlink(f->console);
-    unlink(f->events);
-    rmdir(f->dir);
-    g_free(f->console);
-    g_free(f->events);
-    g_free(f->dir);
-}
-
 static int64_t sub_int(QDict *d, const char *obj, const char *key)
 {
     return qdict_get_int(qdict_get_qdict(d, obj), key);
@@ -135,7 +122,7 @@ static void test_ok(void)
     sum = quit_summary(&f);
     g_assert_cmpint(sub_int(sum, "lines", "ok"), ==, 3);
     g_assert_cmpint(sub_int(sum, "records", "missing"), ==, 0);
-    fixture_done(&f);
+    fixture_stop(&f);
 }
 
 /* A byte changed in transit: corrupt, at that byte, with both values. */
@@ -160,7 +147,7 @@ static void test_corrupt(void)
     g_assert_cmpint(qdict_get_int(e, "want"), ==, 'o');
     g_assert_cmpint(qdict_get_int(e, "got"), ==, 'X');
     g_assert_cmpuint(rs_counter(f.qts, "verdict-corrupt"), ==, 1);
-    fixture_done(&f);
+    fixture_stop(&f);
 }
 
 /*
@@ -186,7 +173,7 @@ static void test_corrupt_lost_byte(void)
     g_assert_cmpstr(v, ==, "ok corrupt ok");
     sum = quit_summary(&f);
     g_assert_cmpint(sub_int(sum, "records", "missing"), ==, 0);
-    fixture_done(&f);
+    fixture_stop(&f);
 }
 
 /*
@@ -218,7 +205,7 @@ static void test_torn(void)
     sum = quit_summary(&f);
     g_assert_cmpint(sub_int(sum, "lines", "torn"), ==, 2);
     g_assert_cmpint(sub_int(sum, "records", "missing"), ==, 0);
-    fixture_done(&f);
+    fixture_stop(&f);
 }
 
 /* Byte-by-byte interleaving of two lines is torn as well. */
@@ -247,7 +234,7 @@ static void test_torn_bytes(void)
     uart_puts(f.qts, "\r\n");
     v = line_verdicts(&f);
     g_assert_cmpstr(v, ==, "ok torn torn");
-    fixture_done(&f);
+    fixture_stop(&f);
 }
 
 static void test_duplicate(void)
@@ -268,7 +255,7 @@ static void test_duplicate(void)
     g_assert_cmpstr(v, ==, "ok ok duplicate");
     e = line_event(&f, 2);
     g_assert_cmpint(qdict_get_int(e, "seq"), ==, 1);
-    fixture_done(&f);
+    fixture_stop(&f);
 }
 
 /* 0, 2, 1: the late record is reordered and, in the end, not missing. */
@@ -292,7 +279,7 @@ static void test_reordered(void)
     sum = quit_summary(&f);
     g_assert_cmpint(sub_int(sum, "lines", "reordered"), ==, 1);
     g_assert_cmpint(sub_int(sum, "records", "missing"), ==, 0);
-    fixture_done(&f);
+    fixture_stop(&f);
 }
 
 static void test_unmatched(void)
@@ -311,7 +298,7 @@ static void test_unmatched(void)
     v = line_verdicts(&f);
     g_assert_cmpstr(v, ==, "ok unmatched ok");
     g_assert_cmpuint(rs_counter(f.qts, "verdict-unmatched"), ==, 1);
-    fixture_done(&f);
+    fixture_stop(&f);
 }
 
 /*
@@ -354,7 +341,7 @@ static void test_missing(void)
     g_assert_cmpint(qdict_get_int(recs->pdata[0], "seq"), ==, 1);
     g_assert_cmpint(qdict_get_int(recs->pdata[0], "level"), ==, 6);
     g_assert_cmpint(qdict_get_int(recs->pdata[1], "seq"), ==, 139);
-    fixture_done(&f);
+    fixture_stop(&f);
 }
 
 /*
@@ -380,7 +367,7 @@ static void test_filtered(const void *opaque)
     sum = quit_summary(&f);
     g_assert_cmpint(sub_int(sum, "records", "filtered"), ==, !expect_missing);
     g_assert_cmpint(sub_int(sum, "records", "missing"), ==, expect_missing);
-    fixture_done(&f);
+    fixture_stop(&f);
 }
 
 /* The kernel's own "dropped" notice explains the records it skipped. */
@@ -405,7 +392,7 @@ static void test_dropped(void)
     sum = quit_summary(&f);
     g_assert_cmpint(sub_int(sum, "records", "dropped"), ==, 2);
     g_assert_cmpint(sub_int(sum, "records", "missing"), ==, 0);
-    fixture_done(&f);
+    fixture_stop(&f);
 }
 
 /*
@@ -437,7 +424,7 @@ static void test_paced_overrun(void)
     g_assert_cmpint(qdict_get_int(e, "at"), ==, 17);
     g_assert_cmpint(qdict_get_int(e, "want"), ==, (uint8_t)l[17]);
     g_assert_cmpint(qdict_get_int(e, "got"), ==, -1);
-    fixture_done(&f);
+    fixture_stop(&f);
 }
 
 /* A record of several lines prints each with the prefix: all ok. */
@@ -457,7 +444,7 @@ static void test_multiline(void)
     print_rec(f.qts, 1, "next");
     v = line_verdicts(&f);
     g_assert_cmpstr(v, ==, "ok ok ok ok");
-    fixture_done(&f);
+    fixture_stop(&f);
 }
 
 /* Lines printed before the ring is found are checked once it is. */
@@ -479,7 +466,7 @@ static void test_backlog(void)
     attach_now(&f);
     v1 = line_verdicts(&f);
     g_assert_cmpstr(v1, ==, "ok ok");
-    fixture_done(&f);
+    fixture_stop(&f);
 }
 
 /* Without a ring at all, lines end up unchecked when the guest stops. */
@@ -493,7 +480,7 @@ static void test_no_ring(void)
     sum = quit_summary(&f);
     g_assert_cmpint(sub_int(sum, "lines", "unchecked"), ==, 1);
     g_assert_cmpstr(qdict_get_str(sum, "ring"), ==, "none");
-    fixture_done(&f);
+    fixture_stop(&f);
 }
 
 /*
@@ -576,7 +563,7 @@ static void test_hostile(const void *opaque)
     } else {
         g_assert_cmpuint(rs_counter(f.qts, "verdict-ok"), >=, 1);
     }
-    fixture_done(&f);
+    fixture_stop(&f);
 }
 
 /*
@@ -618,7 +605,7 @@ static void test_new_kernel(void)
     print_rec(f.qts, 1, "new kernel 2");
     v = line_verdicts(&f);
     g_assert_cmpstr(v, ==, "ok ok ok");
-    fixture_done(&f);
+    fixture_stop(&f);
 }
 
 /*
@@ -665,7 +652,7 @@ static void test_migrate(void)
     qtest_quit(dst);
     unlink(file);
     unlink(events2);
-    fixture_done(&f);
+    fixture_stop(&f);
 }
 
 int main(int argc, char **argv)
