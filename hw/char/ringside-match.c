@@ -980,11 +980,13 @@ static void judge(rs_match *m, line *l)
                 if (!ts_of(m, s, &us) || us != l->ts_us) {
                     continue;
                 }
-                if (cand_is(m, s, l, &c)) {
+                rs_rec_status st = get_cand(m, s, l->flags, &c);
+
+                if (st == RS_REC_OK && c.len && line_is(l, c.out, c.l1)) {
                     v = take(m, l, &c, &vi);
                     goto out;
                 }
-                textless |= get_cand(m, s, l->flags, &c) == RS_REC_NODATA;
+                textless |= st == RS_REC_NODATA;
             }
         }
     } else if (m->started) {
