@@ -44,6 +44,7 @@ static const struct {
     { "kmsg-fill-hang", END_TIMEOUT },
     { "flood", END_POWEROFF },
     { "storm-panic", END_PANIC },
+    { "panic-test", END_PANIC },
 };
 
 static gboolean line_has(const RsLine *l, const char *needle)

@@ -6,6 +6,10 @@
 # Compiles guest-kernel/initramfs/init.c as a static binary and packs
 # $CACHE/initramfs/initramfs.cpio.gz (gzip, newc) holding:
 #   /init            the static init
+#   /lib/modules/KVER/test_printk_panic.ko
+#                    for every $CACHE/modules/KVER/test_printk_panic.ko
+#                    (scripts/build-test-module.sh), which init's
+#                    panic-test case loads
 #   /dev /proc /sys  mount points (init mounts devtmpfs, proc, sysfs, and
 #                    debugfs on /sys/kernel/debug, which sysfs provides)
 #   /dev/console     char 5:1, which the kernel opens for init's stdio
@@ -14,7 +18,8 @@
 # format), so no root, mknod or cpio tool is needed, and it is reproducible:
 # fixed owners (0:0) and mtimes (0).
 #
-# Skipped when init.c, this script and the compiler are unchanged.
+# Skipped when init.c, this script, the compiler and the test modules are
+# unchanged.
 #
 # Environment:
 #   RINGSIDE_CACHE  cache dir (default ~/.cache/ringside)
@@ -55,11 +60,26 @@ flock 9 || die "cannot lock $cache/.build-initramfs.lock"
 now() { date +%s; }
 t_all=$(now)
 
+# Test modules, one per kernel release: $cache/modules/KVER/NAME.ko.
+mod_files=()
+for ko in "$cache"/modules/*/test_printk_panic.ko; do
+	[ -f "$ko" ] && mod_files+=("$ko")
+done
+# The KVER of a module's path.
+mod_kver() {
+	local d=${1%/*}
+	echo "${d##*/}"
+}
+
 key=$({
 	sha256sum <"$src"
 	sha256sum <"${BASH_SOURCE[0]}"
 	echo "$cc ${cflags[*]}"
 	"$cc" --version 2>&1 | head -n 1
+	for ko in ${mod_files[@]+"${mod_files[@]}"}; do
+		mod_kver "$ko"
+		sha256sum <"$ko"
+	done
 } | sha256sum | cut -d' ' -f1)
 
 if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$key" ] && [ -f "$archive" ]; then
@@ -120,6 +140,15 @@ cpio_file() {
 	cpio_dir proc
 	cpio_dir sys
 	cpio_file init "$out/init" 0755
+	if [ ${#mod_files[@]} -gt 0 ]; then
+		cpio_dir lib
+		cpio_dir lib/modules
+		for ko in "${mod_files[@]}"; do
+			kver=$(mod_kver "$ko")
+			cpio_dir "lib/modules/$kver"
+			cpio_file "lib/modules/$kver/test_printk_panic.ko" "$ko" 0644
+		done
+	fi
 	cpio_entry 'TRAILER!!!' 0 1 0 0 0
 } | gzip -9n >"$archive.tmp"
 mv -f "$archive.tmp" "$archive"

@@ -22,8 +22,11 @@
 #include <sys/mount.h>
 #include <sys/reboot.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/utsname.h>
 #include <sys/wait.h>
 #include <termios.h>
+#include <time.h>
 #include <unistd.h>
 
 #define CASE_PARAM	"ringside.case="
@@ -169,27 +172,34 @@ static void __attribute__((noreturn)) power_off(void)
  * command line (the kernel's convention: a later parameter overrides an
  * earlier one).  Returns false, leaving @val untouched, if it is absent.
  */
-static bool get_param(const char *param, char *val, size_t size)
+/* The kernel command line, NUL-terminated ("" if it cannot be read). */
+static void read_cmdline(char *cmdline, size_t size)
 {
-	char cmdline[CMDLINE_MAX];
-	const char *p, *found = NULL;
-	size_t len = 0, plen = strlen(param);
 	ssize_t n;
 	int fd;
 
+	cmdline[0] = '\0';
 	fd = open("/proc/cmdline", O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
 		con_perror("open /proc/cmdline");
-		return false;
+		return;
 	}
-	n = read(fd, cmdline, sizeof(cmdline) - 1);
+	n = read(fd, cmdline, size - 1);
 	if (n < 0) {
 		con_perror("read /proc/cmdline");
 		n = 0;
 	}
 	close(fd);
 	cmdline[n] = '\0';
+}
 
+static bool get_param(const char *param, char *val, size_t size)
+{
+	char cmdline[CMDLINE_MAX];
+	const char *p, *found = NULL;
+	size_t len = 0, plen = strlen(param);
+
+	read_cmdline(cmdline, sizeof(cmdline));
 	p = cmdline;
 	while (*p) {
 		size_t word;
@@ -549,6 +559,104 @@ static int case_flood(void)
 	return 0;
 }
 
+/*
+ * Kernel test module test_printk_panic: load
+ * /lib/modules/RELEASE/test_printk_panic.ko (scripts/build-test-module.sh,
+ * packed by build-initramfs.sh) unless it is loaded already, with every
+ * command line word test_printk_panic.X=Y as its parameter X=Y, then
+ * write ringside.panic=NAME (default panic-task) to its debugfs file
+ * run.  Most of its cases panic; if the write returns, log the result.
+ */
+#define TPP_NAME	"test_printk_panic"
+#define TPP_PREFIX	TPP_NAME "."
+#define TPP_RUN		"/sys/kernel/debug/" TPP_NAME "/run"
+#define TPP_DEFAULT	"panic-task"
+
+static int tpp_load(void)
+{
+	char cmdline[CMDLINE_MAX], params[CMDLINE_MAX], path[256];
+	size_t plen = strlen(TPP_PREFIX), len = 0;
+	struct utsname uts;
+	const char *p;
+	int fd;
+
+	if (uname(&uts) < 0) {
+		con_perror("uname");
+		return -1;
+	}
+	snprintf(path, sizeof(path), "/lib/modules/%s/%s.ko", uts.release,
+		 TPP_NAME);
+
+	/* "test_printk_panic.storm=1" becomes the module parameter "storm=1". */
+	read_cmdline(cmdline, sizeof(cmdline));
+	params[0] = '\0';
+	for (p = cmdline; *p;) {
+		size_t word;
+
+		p += strspn(p, " \t\n");
+		word = strcspn(p, " \t\n");
+		if (word > plen && strncmp(p, TPP_PREFIX, plen) == 0 &&
+		    len + word - plen + 2 <= sizeof(params)) {
+			len += (size_t)snprintf(params + len,
+						sizeof(params) - len, "%s%.*s",
+						len ? " " : "",
+						(int)(word - plen), p + plen);
+		}
+		p += word;
+	}
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		con_printf("ringside-init: panic-test: cannot open %s: %s "
+			   "(build it with scripts/build-test-module.sh SRC.c %s, "
+			   "then rebuild the initramfs)\n",
+			   path, strerror(errno), uts.release);
+		return -1;
+	}
+	kmsg_log("ringside-init: loading %s params \"%s\"", path, params);
+	if (syscall(SYS_finit_module, fd, params, 0) < 0 && errno != EEXIST) {
+		con_printf("ringside-init: panic-test: finit_module %s: %s\n",
+			   path, strerror(errno));
+		close(fd);
+		return -1;
+	}
+	close(fd);
+	return 0;
+}
+
+static int case_panic_test(void)
+{
+	char name[CASE_NAME_MAX];
+	ssize_t n;
+	int fd;
+
+	if (access(TPP_RUN, F_OK) < 0 && tpp_load() < 0)
+		return -1;
+	if (!get_param("ringside.panic=", name, sizeof(name)))
+		snprintf(name, sizeof(name), "%s", TPP_DEFAULT);
+
+	fd = open(TPP_RUN, O_WRONLY | O_CLOEXEC);
+	if (fd < 0) {
+		con_perror("open " TPP_RUN);
+		return -1;
+	}
+	kmsg_log("ringside-init: panic-test %s", name);
+	console_drain();
+	/* Does not return if the case panics. */
+	n = write(fd, name, strlen(name));
+	/* The kernel prints these on the console too. */
+	if (n < 0) {
+		kmsg_log("ringside-init: panic-test %s failed: %s", name,
+			 strerror(errno));
+		close(fd);
+		return -1;
+	}
+	close(fd);
+	kmsg_log("ringside-init: panic-test %s returned without a panic",
+		 name);
+	return 0;
+}
+
 /* Add new cases here; the name is what ringside.case= selects. */
 static const struct ringside_case {
 	const char *name;
@@ -562,6 +670,7 @@ static const struct ringside_case {
 	{ "kmsg-fill-hang",	case_kmsg_fill_hang },
 	{ "storm-panic",	case_storm_panic },
 	{ "flood",		case_flood },
+	{ "panic-test",		case_panic_test },
 };
 
 int main(void)
