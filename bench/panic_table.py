@@ -1,0 +1,101 @@
+#!/usr/bin/env python3
+"""Every panic path, on every kernel: the project's headline table.
+
+Runs the test module's panic cases (guest-kernel/patches/0003, /init's
+panic-test case) under TCG with 2 vCPUs, one of them storming printk, on:
+  patched   the project kernel with the atomic console series
+  stock     Debian's linux-image-6.1.0-*-amd64, the same module built out
+            of tree (scripts/build-test-module.sh)
+  rt        Debian's linux-image-6.1.0-*-rt-amd64, likewise (if cached)
+and prints, per case and kernel, from the device's own verdicts (the same
+report `ringside report` prints):
+  ended      how the guest ended (panic, timeout, ...)
+  panic-line whether "Kernel panic - not syncing" reached the wire
+  ok         console lines matched intact to their record
+  missing    records at or above the console loglevel never printed
+  dropped    records the kernel overwrote before printing (and said so)
+  torn/corrupt/unmatched  damaged console lines
+Usage: panic_table.py [--cases a,b] [--kernels patched,stock,rt]
+                      [--pace off|line] [--storm N] [--markdown]
+"""
+import glob
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+cache = os.environ.get("RINGSIDE_CACHE", os.path.expanduser("~/.cache/ringside"))
+ringside = os.environ.get("RINGSIDE_BIN", os.path.join(root, "build", "collector", "ringside"))
+
+CASES = ["panic-task", "panic-softirq", "panic-hardirq", "panic-nmi",
+         "port-lock", "nested-oops", "warn-storm", "stress-panic"]
+
+
+def arg(name, default):
+    return sys.argv[sys.argv.index(name) + 1] if name in sys.argv else default
+
+
+def kernels():
+    found = {"patched": os.path.join(cache, "kernel", "bzImage")}
+    for name, pat in (("stock", "vmlinuz-6.1.0-*[0-9]-amd64"),
+                      ("rt", "vmlinuz-6.1.0-*-rt-amd64")):
+        for path in sorted(glob.glob(os.path.join(cache, "stock", pat))):
+            kver = os.path.basename(path)[len("vmlinuz-"):]
+            if os.path.exists(os.path.join(cache, "modules", kver, "test_printk_panic.ko")):
+                found[name] = path
+    return found
+
+
+def run(kernel, case, pace, storm, out):
+    r = subprocess.run([ringside, "run", "-q", "--kernel", kernel, "--case", "panic-test",
+                        "--smp", "2", "--pace", pace, "--timeout", "120", "--out", out,
+                        "--append", "ringside.panic=%s test_printk_panic.storm=%d" % (case, storm)],
+                       capture_output=True, text=True)
+    m = re.search(r"ended=(\S+)", r.stdout)
+    ended = m.group(1) if m else "error"
+    rep = subprocess.run([ringside, "report", "--json", os.path.join(out, "events.jsonl")],
+                         capture_output=True, text=True)
+    try:
+        v = json.loads(rep.stdout)
+    except ValueError:
+        v = {"lines": {}, "records": {}}
+    with open(os.path.join(out, "console.log"), "rb") as f:
+        panic_line = b"Kernel panic - not syncing" in f.read()
+    lines, recs = v.get("lines", {}), v.get("records", {})
+    return {"ended": ended, "panic-line": "yes" if panic_line else "NO",
+            "ok": lines.get("ok", 0), "missing": recs.get("missing", 0),
+            "dropped": recs.get("dropped", 0), "torn": lines.get("torn", 0),
+            "corrupt": lines.get("corrupt", 0), "unmatched": lines.get("unmatched", 0)}
+
+
+def main():
+    cases = arg("--cases", ",".join(CASES)).split(",")
+    pace = arg("--pace", "off")
+    storm = int(arg("--storm", "1"))
+    have = kernels()
+    names = [k for k in arg("--kernels", "patched,stock,rt").split(",") if k in have]
+    cols = ["ended", "panic-line", "ok", "missing", "dropped", "torn", "corrupt", "unmatched"]
+    md = "--markdown" in sys.argv
+    if md:
+        print("| case | kernel | " + " | ".join(cols) + " |")
+        print("|---" * (len(cols) + 2) + "|")
+    else:
+        print("%-14s %-8s " % ("case", "kernel") + " ".join("%10s" % c for c in cols))
+    for case in cases:
+        for k in names:
+            with tempfile.TemporaryDirectory(prefix="ringside-table-") as out:
+                row = run(have[k], case, pace, storm, out)
+            vals = [str(row[c]) for c in cols]
+            if md:
+                print("| %s | %s | %s |" % (case, k, " | ".join(vals)))
+            else:
+                print("%-14s %-8s " % (case, k) + " ".join("%10s" % x for x in vals))
+            sys.stdout.flush()
+    print("pace=%s storm=%d smp=2 accel=tcg" % (pace, storm))
+
+
+if __name__ == "__main__":
+    main()
