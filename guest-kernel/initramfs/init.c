@@ -167,11 +167,6 @@ static void __attribute__((noreturn)) power_off(void)
 		pause();
 }
 
-/*
- * Find the value of the last @param (e.g. "ringside.case=") on the kernel
- * command line (the kernel's convention: a later parameter overrides an
- * earlier one).  Returns false, leaving @val untouched, if it is absent.
- */
 /* The kernel command line, NUL-terminated ("" if it cannot be read). */
 static void read_cmdline(char *cmdline, size_t size)
 {
@@ -193,6 +188,11 @@ static void read_cmdline(char *cmdline, size_t size)
 	cmdline[n] = '\0';
 }
 
+/*
+ * Find the value of the last @param (e.g. "ringside.case=") on the kernel
+ * command line (the kernel's convention: a later parameter overrides an
+ * earlier one).  Returns false, leaving @val untouched, if it is absent.
+ */
 static bool get_param(const char *param, char *val, size_t size)
 {
 	char cmdline[CMDLINE_MAX];
