@@ -116,19 +116,13 @@ static void distrust(rs_match *m, const char *reason)
 static rs_rec_status rd(rs_match *m, uint64_t seq, rs_record *rec,
                         char *text, size_t cap)
 {
-    rs_rec_status st = RS_REC_BAD;
-    int i;
+    rs_rec_status st;
 
     if (!m->ring) {
         memset(rec, 0, sizeof(*rec));
         return RS_REC_BAD;
     }
-    for (i = 0; i < RS_CHANGED_TRIES; i++) {
-        st = rs_ring_read(m->ring, seq, rec, text, cap);
-        if (st != RS_REC_CHANGED) {
-            break;
-        }
-    }
+    st = rs_ring_read_settled(m->ring, seq, rec, text, cap);
     if (st == RS_REC_BAD) {
         distrust(m, rec->reason);
     }
@@ -259,27 +253,6 @@ static void parse_prefix(line *l)
         i++;
     }
     l->body = i;
-}
-
-/* "** N printk messages dropped **" */
-static bool parse_notice(const line *l, uint64_t *count)
-{
-    static const char head[] = "** ", tail[] = " printk messages dropped **";
-    uint32_t i = sizeof(head) - 1, d = 0;
-    uint64_t v = 0;
-
-    if (l->n < sizeof(head) - 1 + sizeof(tail) || memcmp(l->b, head, i)) {
-        return false;
-    }
-    for (; i < l->n && is_digit(l->b[i]) && d < 19; i++, d++) {
-        v = v * 10 + (l->b[i] - '0');
-    }
-    if (!d || l->n - i != sizeof(tail) - 1 ||
-        memcmp(l->b + i, tail, sizeof(tail) - 1)) {
-        return false;
-    }
-    *count = v;
-    return true;
 }
 
 /* ---- where the console is: the cursor and the window behind it ---- */
@@ -911,7 +884,7 @@ static void judge(rs_match *m, line *l)
     }
     parse_prefix(l);
     flags = l->flags;
-    if (parse_notice(l, &count)) {
+    if (rs_parse_dropped_notice(l->b, l->n, &count)) {
         m->dropped_credit += count;
         vi.count = count;
         m->unmatched_run = 0;

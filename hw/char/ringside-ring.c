@@ -717,3 +717,35 @@ size_t rs_format(const rs_record *rec, unsigned flags, size_t limit,
     }
     return o.len;
 }
+
+bool rs_parse_dropped_notice(const uint8_t *p, size_t n, uint64_t *count)
+{
+    static const char head[] = "** ", tail[] = " printk messages dropped **";
+    size_t i = sizeof(head) - 1, d = 0;
+    uint64_t v = 0;
+
+    if (n < sizeof(head) - 1 + sizeof(tail) || memcmp(p, head, i)) {
+        return false;
+    }
+    for (; i < n && p[i] >= '0' && p[i] <= '9' && d < 19; i++, d++) {
+        v = v * 10 + (p[i] - '0');
+    }
+    if (!d || n - i != sizeof(tail) - 1 ||
+        memcmp(p + i, tail, sizeof(tail) - 1)) {
+        return false;
+    }
+    *count = v;
+    return true;
+}
+
+rs_rec_status rs_ring_read_settled(const rs_ring *r, uint64_t seq,
+                                   rs_record *rec, char *text, size_t cap)
+{
+    rs_rec_status st = RS_REC_CHANGED;
+    int i;
+
+    for (i = 0; i < RS_CHANGED_TRIES && st == RS_REC_CHANGED; i++) {
+        st = rs_ring_read(r, seq, rec, text, cap);
+    }
+    return st;
+}

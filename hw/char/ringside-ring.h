@@ -138,6 +138,10 @@ typedef struct rs_record {
 rs_rec_status rs_ring_read(const rs_ring *r, uint64_t seq, rs_record *rec,
                            char *text, size_t cap);
 
+/* rs_ring_read(), retried at most RS_CHANGED_TRIES times while CHANGED. */
+rs_rec_status rs_ring_read_settled(const rs_ring *r, uint64_t seq,
+                                   rs_record *rec, char *text, size_t cap);
+
 /* Iterator events */
 typedef enum rs_iter_ev {
     RS_IT_RECORD,       /* rec holds the record (rec->seq) */
@@ -188,5 +192,11 @@ rs_iter_ev rs_iter_next(rs_iter *it, rs_record *rec, char *text, size_t cap);
  */
 size_t rs_format(const rs_record *rec, unsigned flags, size_t limit,
                  char *out, size_t cap);
+
+/*
+ * Is p[0..n) the console's "** N printk messages dropped **" line (without
+ * its newline)?  Sets *count to N.
+ */
+bool rs_parse_dropped_notice(const uint8_t *p, size_t n, uint64_t *count);
 
 #endif /* RINGSIDE_RING_H */
