@@ -152,6 +152,7 @@ static void attach_from_text(RingsideSerialState *s, const char *text,
                            note_gpa, s->vmci.osrelease, s->ring.count,
                            s->ring.data_size, next);
     ringside_verify_attached(s, resumed);
+    ringside_ext_ring(s, &s->ring);
 }
 
 /* Read the note at gpa (at most size bytes); its text goes to text. */
@@ -187,6 +188,7 @@ bool ringside_attach_note_unchanged(RingsideSerialState *s)
 /* Forget the ring and look for one again (a new kernel, a reset). */
 void ringside_attach_restart(RingsideSerialState *s, const char *why)
 {
+    ringside_ext_ring(s, NULL);
     attach_set_state(s, RS_RING_NONE);
     s->scan_gpa = 0;
     ringside_events_printf(s, "{\"v\":%d,\"ev\":\"ring\",\"state\":"
@@ -201,6 +203,7 @@ void ringside_attach_untrusted(RingsideSerialState *s, const char *why)
 {
     char buf[128];
 
+    ringside_ext_ring(s, NULL);
     attach_set_state(s, RS_RING_UNTRUSTED);
     attach_log_once(s, why, NULL);
     g_strlcpy(buf, why, sizeof(buf));
@@ -390,7 +393,12 @@ static void attach_probe(void *opaque)
         return;
     }
     text = g_malloc(RS_VMCI_TEXT_MAX);
-    if (attach_try_fw_cfg(s, text, &len, &note_gpa)) {
+    if (s->ext_announced &&
+        attach_read_note(s, s->ext_note, RS_NOTE_HDR_SIZE + RS_VMCI_TEXT_MAX,
+                         text, &len)) {
+        note_gpa = s->ext_note;
+        via = "announce";
+    } else if (attach_try_fw_cfg(s, text, &len, &note_gpa)) {
         via = "vmcoreinfo";
     } else if (attach_scan_step(s, text, &len, &note_gpa)) {
         via = "scan";
@@ -403,6 +411,24 @@ static void attach_probe(void *opaque)
     timer_mod(s->ring_timer, qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL) +
               (s->ring_state == RS_RING_ATTACHED ? RING_CHECK_NS
                                                  : RING_PROBE_NS));
+}
+
+/*
+ * The guest announced where its note is (level 1): look there now, unless
+ * attached to that very note already.  The kernel may announce before it
+ * writes the note; the probe then keeps looking there every tick.
+ */
+void ringside_attach_announced(RingsideSerialState *s)
+{
+    if (s->ring_state == RS_RING_ATTACHED && s->note_gpa == s->ext_note) {
+        return;
+    }
+    if (s->ring_state == RS_RING_ATTACHED) {
+        rs_match_detach(&s->match);
+        ringside_ext_ring(s, NULL);
+        attach_set_state(s, RS_RING_NONE);
+    }
+    timer_mod(s->ring_timer, qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL));
 }
 
 void ringside_attach_reset(RingsideSerialState *s)

@@ -109,7 +109,8 @@ static void pace_tx_done(void *opaque)
     }
 }
 
-void ringside_pace_thr_write(RingsideSerialState *s, uint8_t byte,
+/* Returns false when the byte was lost to an overrun. */
+bool ringside_pace_thr_write(RingsideSerialState *s, uint8_t byte,
                              uint64_t index)
 {
     unsigned cap = (s->serial.fcr & RS_FCR_FE) ? RS_TX_FIFO : 1;
@@ -124,7 +125,7 @@ void ringside_pace_thr_write(RingsideSerialState *s, uint8_t byte,
         }
         ringside_events_printf(s, "{\"v\":%d,\"ev\":\"overrun\",\"i\":%"
                                PRIu64 "}\n", RINGSIDE_EVENTS_VERSION, index);
-        return;
+        return false;
     }
     s->txq[(s->txq_head + s->txq_len) % RS_TX_FIFO] = byte;
     s->txq_index[(s->txq_head + s->txq_len) % RS_TX_FIFO] = index;
@@ -134,6 +135,7 @@ void ringside_pace_thr_write(RingsideSerialState *s, uint8_t byte,
         pace_start_next(s);
     }
     pace_update_irq(s);
+    return true;
 }
 
 uint64_t ringside_pace_read(RingsideSerialState *s, hwaddr addr)

@@ -141,7 +141,11 @@ static uint64_t ringside_record_tx(RingsideSerialState *s, uint8_t byte)
 static uint64_t ringside_serial_read(void *opaque, hwaddr addr, unsigned size)
 {
     RingsideSerialState *s = opaque;
+    uint64_t val;
 
+    if (addr == RS_REG_SCR && s->ext_base && ringside_ext_scr_read(s, &val)) {
+        return val;
+    }
     if (s->pace) {
         return ringside_pace_read(s, addr);
     }
@@ -156,12 +160,23 @@ static void ringside_serial_write(void *opaque, hwaddr addr, uint64_t val,
     /* Offset 0 is the divisor latch while DLAB is set, THR otherwise. */
     if (addr == RS_REG_THR && !(s->serial.lcr & RS_LCR_DLAB)) {
         uint64_t i = ringside_record_tx(s, val);
+        bool loop = s->serial.mcr & RS_MCR_LOOP;
+        bool sent = true;
 
-        if (s->pace && !(s->serial.mcr & RS_MCR_LOOP)) {
-            ringside_pace_thr_write(s, val, i);
-            return;
+        if (s->pace && !loop) {
+            sent = ringside_pace_thr_write(s, val, i);
+        } else {
+            serial_io_ops.write(&s->serial, addr, val, size);
         }
-    } else if (s->pace) {
+        if (s->ext_base && !loop) {
+            ringside_ext_byte(s, val, i, !sent);
+        }
+        return;
+    }
+    if (addr == RS_REG_SCR && s->ext_base) {
+        ringside_ext_scr_write(s, val);
+    }
+    if (s->pace) {
         ringside_pace_write(s, addr, val);
         return;
     }
@@ -219,6 +234,9 @@ static void ringside_serial_realize(DeviceState *dev, Error **errp)
         return;
     }
     s->ring_auto = !ring_off;
+    if (!s->ring_auto) {
+        s->ext_base = 0;        /* level 1 judges against the ring */
+    }
     if (s->loglevel > 15) {
         error_setg(errp, "loglevel %u: expected 0 (infer) to 15", s->loglevel);
         return;
@@ -226,6 +244,10 @@ static void ringside_serial_realize(DeviceState *dev, Error **errp)
     if (s->iobase > 0xfff8) {
         error_setg(errp, "iobase 0x%x leaves no room for 8 registers",
                    s->iobase);
+        return;
+    }
+
+    if (s->ring_auto && !ringside_ext_realize(s, errp)) {
         return;
     }
 
@@ -264,6 +286,7 @@ static void ringside_serial_reset(DeviceState *dev)
     }
     if (s->ring_auto) {
         ringside_verify_reset(s);
+        ringside_ext_reset(s);
         ringside_attach_reset(s);
     }
 }
@@ -318,6 +341,7 @@ static const VMStateDescription vmstate_ringside_serial = {
     .subsections = (const VMStateDescription * []) {
         &vmstate_ringside_pace,
         &vmstate_ringside_verify,
+        &vmstate_ringside_ext,
         NULL
     }
 };
@@ -332,6 +356,8 @@ static Property ringside_serial_properties[] = {
     DEFINE_PROP_STRING("ring", RingsideSerialState, ring_mode),
     /* the guest's console_loglevel, if known; 0 infers it */
     DEFINE_PROP_UINT32("loglevel", RingsideSerialState, loglevel, 0),
+    /* I/O base of the level 1 extension window; 0: none */
+    DEFINE_PROP_UINT32("ext", RingsideSerialState, ext_base, 0x4f0),
     DEFINE_PROP_END_OF_LIST(),
 };
 
@@ -374,6 +400,7 @@ static void ringside_serial_instance_init(Object *obj)
                                        OBJ_PROP_FLAG_READ);
     }
     ringside_verify_add_props(obj);
+    ringside_ext_add_props(obj);
 }
 
 static void ringside_serial_instance_finalize(Object *obj)
@@ -406,6 +433,11 @@ static void ringside_serial_class_init(ObjectClass *klass, void *data)
         "the guest's console loglevel: records at or above it are not "
         "expected on the console; 0 (default): infer it from what is "
         "printed");
+    object_class_property_set_description(klass, "ext",
+        "I/O base of the extension window through which a kernel with the "
+        "ringside handshake announces its ring and marks each console "
+        "record (default 0x4f0); 0: none, the device is a plain 16550A to "
+        "the guest");
     object_class_property_set_description(klass, "events",
         "chardev for the JSON Lines event stream");
     set_bit(DEVICE_CATEGORY_INPUT, dc->categories);

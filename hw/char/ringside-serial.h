@@ -15,6 +15,7 @@
 #include "qom/object.h"
 #include "sysemu/runstate.h"
 #include "ringside-match.h"
+#include "ringside-l1.h"
 
 #define TYPE_RINGSIDE_SERIAL "ringside-serial"
 OBJECT_DECLARE_SIMPLE_TYPE(RingsideSerialState, RINGSIDE_SERIAL)
@@ -35,6 +36,7 @@ OBJECT_DECLARE_SIMPLE_TYPE(RingsideSerialState, RINGSIDE_SERIAL)
 #define RS_REG_FCR      2       /* write */
 #define RS_REG_LCR      3
 #define RS_REG_LSR      5
+#define RS_REG_SCR      7
 #define RS_IER_THRI     0x02
 #define RS_IIR_ID       0x0f
 #define RS_IIR_NO_INT   0x01
@@ -122,6 +124,18 @@ struct RingsideSerialState {
     VMChangeStateEntry *vmse;
     rs_verdict_info pending_record;     /* a run of records, not migrated */
     rs_match match;
+
+    /* Level 1: the extension window (ringside-ext.c), ext=, ring=auto. */
+    uint32_t ext_base;          /* its I/O base; 0: none */
+    MemoryRegion ext_io;
+    uint8_t ext_knock;          /* bytes of the key written to SCR */
+    uint8_t ext_answer;         /* next SCR read answers byte n - 1 */
+    bool ext_announced;         /* the guest announced its ring */
+    bool ext_marked;            /* a record marker came since reset */
+    bool ext_cpu_logged;
+    uint64_t ext_note;          /* the announced note's address */
+    uint64_t ext_arg[RS_L1_SLOTS];      /* argument latch per writer */
+    rs_l1 l1;
 };
 
 /* ringside-serial.c */
@@ -132,7 +146,7 @@ void ringside_events_printf(RingsideSerialState *s, const char *fmt, ...)
 void ringside_pace_realize(RingsideSerialState *s);
 void ringside_pace_unrealize(RingsideSerialState *s);
 void ringside_pace_reset(RingsideSerialState *s);
-void ringside_pace_thr_write(RingsideSerialState *s, uint8_t byte,
+bool ringside_pace_thr_write(RingsideSerialState *s, uint8_t byte,
                              uint64_t index);
 uint64_t ringside_pace_read(RingsideSerialState *s, hwaddr addr);
 void ringside_pace_write(RingsideSerialState *s, hwaddr addr, uint8_t val);
@@ -146,6 +160,19 @@ bool ringside_attach_note_unchanged(RingsideSerialState *s);
 void ringside_attach_restart(RingsideSerialState *s, const char *why);
 void ringside_attach_untrusted(RingsideSerialState *s, const char *why);
 void ringside_attach_post_load(RingsideSerialState *s);
+
+/* ringside-ext.c: the level 1 window, used when s->ext_base. */
+bool ringside_ext_realize(RingsideSerialState *s, Error **errp);
+void ringside_ext_reset(RingsideSerialState *s);
+void ringside_ext_scr_write(RingsideSerialState *s, uint8_t val);
+bool ringside_ext_scr_read(RingsideSerialState *s, uint64_t *val);
+void ringside_ext_byte(RingsideSerialState *s, uint8_t byte, uint64_t index,
+                       bool lost);
+void ringside_ext_ring(RingsideSerialState *s, const rs_ring *ring);
+void ringside_ext_finish(RingsideSerialState *s);
+void ringside_ext_add_props(Object *obj);
+extern const VMStateDescription vmstate_ringside_ext;
+void ringside_attach_announced(RingsideSerialState *s);
 
 /* ringside-verify.c: judging console lines, used when s->ring_auto. */
 void ringside_verify_realize(RingsideSerialState *s);

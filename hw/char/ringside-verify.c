@@ -198,6 +198,7 @@ static void verify_finish(RingsideSerialState *s, const char *reason)
     if (s->verify_dirty) {
         verify_summary(s, reason);
     }
+    ringside_ext_finish(s);
 }
 
 /*

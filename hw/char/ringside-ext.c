@@ -1,0 +1,415 @@
+/*
+ * ringside-serial: the extension window a cooperating kernel talks to
+ * (level 1, guest-kernel/patches/0003).
+ *
+ * Discovery goes through the scratch register, which a plain 16550 only
+ * stores: after the guest writes the four bytes "ring" to it, the next four
+ * reads answer 'R', 'S' and the window's I/O base, low byte first.  The
+ * window (ext=, 16 ports, 32-bit accesses only):
+ *
+ *   +0   read: RS_EXT_ID ("RSX1").  Write: begin a record; the value is the
+ *        low 32 bits of its printk seq.
+ *   +4   write: end the record begun last by this vCPU.
+ *   +8   write: shift 32 bits into this vCPU's argument latch.
+ *   +12  write: command; RS_EXT_CMD_ANNOUNCE | layout << 8 announces the
+ *        printk ring: the latch holds the guest physical address of the
+ *        VMCOREINFO note (layout 1).
+ *
+ * Which vCPU wrote a marker or a byte is known here, never taken from the
+ * guest.  Bracketed bytes are judged by ringside-l1.c; its verdicts become
+ * events, QOM counters and trace events.
+ *
+ * Copyright (c) 2026 The ringside authors
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+
+#include "qemu/osdep.h"
+#include "qapi/error.h"
+#include "qemu/log.h"
+#include "qemu/timer.h"
+#include "hw/core/cpu.h"
+#include "migration/vmstate.h"
+#include "ringside-serial.h"
+#include "trace.h"
+
+#define RS_EXT_SIZE             16
+#define RS_EXT_ID               0x31585352      /* "RSX1" */
+#define RS_EXT_BEGIN            0
+#define RS_EXT_END              4
+#define RS_EXT_ARG              8
+#define RS_EXT_CMD              12
+#define RS_EXT_CMD_ANNOUNCE     1
+#define RS_EXT_LAYOUT_VMCOREINFO 1
+
+static const char rs_ext_key[4] = { 'r', 'i', 'n', 'g' };
+
+static int ext_cpu(void)
+{
+    return current_cpu ? current_cpu->cpu_index : -1;
+}
+
+/* ---- discovery through the scratch register ---- */
+
+void ringside_ext_scr_write(RingsideSerialState *s, uint8_t val)
+{
+    s->ext_answer = 0;
+    if (val == rs_ext_key[s->ext_knock]) {
+        s->ext_knock++;
+    } else {
+        s->ext_knock = val == rs_ext_key[0];
+    }
+    if (s->ext_knock == sizeof(rs_ext_key)) {
+        s->ext_knock = 0;
+        s->ext_answer = 1;
+    }
+}
+
+/* Answers a read of the scratch register if the key was just written. */
+bool ringside_ext_scr_read(RingsideSerialState *s, uint64_t *val)
+{
+    uint8_t answer[4] = { 'R', 'S', s->ext_base & 0xff, s->ext_base >> 8 };
+
+    if (!s->ext_answer) {
+        return false;
+    }
+    *val = answer[s->ext_answer - 1];
+    s->ext_answer = s->ext_answer < 4 ? s->ext_answer + 1 : 0;
+    return true;
+}
+
+/* ---- verdicts out ---- */
+
+static void ext_bracket(void *opaque, const rs_l1_bracket_info *bi)
+{
+    RingsideSerialState *s = opaque;
+    const char *name = rs_l1_bracket_name(bi->verdict);
+    char extra[200] = "";
+    int n = 0;
+
+    trace_ringside_serial_bracket(name, bi->seq, bi->cpu);
+    if (bi->has_bytes) {
+        n += snprintf(extra + n, sizeof(extra) - n, ",\"first\":%" PRIu64
+                      ",\"last\":%" PRIu64, bi->first, bi->last);
+    }
+    if (bi->open) {
+        n += snprintf(extra + n, sizeof(extra) - n, ",\"open\":1");
+    }
+    if (bi->nested) {
+        n += snprintf(extra + n, sizeof(extra) - n, ",\"nested\":1");
+    }
+    if (bi->taken) {
+        n += snprintf(extra + n, sizeof(extra) - n, ",\"by_cpu\":%d"
+                      ",\"by_seq\":%" PRIu64, bi->by_cpu, bi->by_seq);
+    }
+    if (bi->verdict == RS_B_CORRUPT) {
+        n += snprintf(extra + n, sizeof(extra) - n,
+                      ",\"at\":%d,\"want\":%d,\"got\":%d",
+                      bi->at, bi->want, bi->got);
+    }
+    if (bi->verdict == RS_B_NOTICE) {
+        n += snprintf(extra + n, sizeof(extra) - n, ",\"count\":%" PRIu64,
+                      bi->count);
+    }
+    if (bi->verdict == RS_B_BOGUS) {
+        qemu_log_mask(LOG_GUEST_ERROR, "ringside-serial: console record "
+                      "%" PRIu64 " marked by cpu %d is not in the ring\n",
+                      bi->seq, bi->cpu);
+    }
+    ringside_events_printf(s, "{\"v\":%d,\"ev\":\"bracket\",\"verdict\":"
+                           "\"%s\",\"seq\":%" PRIu64 ",\"cpu\":%d,\"vt\":%"
+                           PRId64 ",\"len\":%u%s}\n",
+                           RINGSIDE_EVENTS_VERSION, name, bi->seq, bi->cpu,
+                           bi->vt, bi->len, extra);
+}
+
+static void ext_record(void *opaque, const rs_l1_record_info *ri)
+{
+    RingsideSerialState *s = opaque;
+    const char *name = rs_l1_record_name(ri->verdict);
+
+    trace_ringside_serial_l1_record(name, ri->seq, ri->count);
+    if (ri->verdict == RS_R_FILTERED) {
+        return;                 /* counted only */
+    }
+    ringside_events_printf(s, "{\"v\":%d,\"ev\":\"l1-record\",\"verdict\":"
+                           "\"%s\",\"seq\":%" PRIu64 ",\"count\":%" PRIu64
+                           ",\"level\":%d}\n", RINGSIDE_EVENTS_VERSION,
+                           name, ri->seq, ri->count, ri->level);
+}
+
+/* ---- the window ---- */
+
+static void ext_announce(RingsideSerialState *s, int cpu, uint32_t cmd)
+{
+    unsigned layout = (cmd >> 8) & 0xff;
+    uint64_t note = s->ext_arg[cpu + 1];
+
+    if (layout != RS_EXT_LAYOUT_VMCOREINFO) {
+        qemu_log_mask(LOG_GUEST_ERROR, "ringside-serial: announce of an "
+                      "unknown ring layout %u ignored\n", layout);
+        return;
+    }
+    trace_ringside_serial_announce(note, cpu);
+    s->ext_note = note;
+    s->ext_announced = true;
+    ringside_events_printf(s, "{\"v\":%d,\"ev\":\"handshake\",\"note\":%"
+                           PRIu64 ",\"layout\":%u,\"cpu\":%d}\n",
+                           RINGSIDE_EVENTS_VERSION, note, layout, cpu);
+    ringside_attach_announced(s);
+}
+
+static uint64_t ext_read(void *opaque, hwaddr addr, unsigned size)
+{
+    return addr == RS_EXT_BEGIN ? RS_EXT_ID : 0;
+}
+
+static void ext_write(void *opaque, hwaddr addr, uint64_t val, unsigned size)
+{
+    RingsideSerialState *s = opaque;
+    int cpu = ext_cpu();
+    int64_t vt = qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL);
+
+    if (cpu + 1 >= RS_L1_SLOTS) {
+        if (!s->ext_cpu_logged) {
+            s->ext_cpu_logged = true;
+            qemu_log_mask(LOG_UNIMP, "ringside-serial: markers of vCPUs "
+                          "above %d are not tracked\n", RS_L1_SLOTS - 2);
+        }
+        return;
+    }
+    switch (addr) {
+    case RS_EXT_BEGIN:
+        s->ext_marked = true;
+        if (!rs_l1_begin(&s->l1, cpu, val, vt)) {
+            qemu_log_mask(LOG_GUEST_ERROR, "ringside-serial: cpu %d nests "
+                          "console records deeper than %d\n", cpu,
+                          RS_L1_DEPTH);
+        }
+        break;
+    case RS_EXT_END:
+        rs_l1_end(&s->l1, cpu, val, vt);
+        break;
+    case RS_EXT_ARG:
+        s->ext_arg[cpu + 1] = s->ext_arg[cpu + 1] << 32 | (uint32_t)val;
+        break;
+    case RS_EXT_CMD:
+        if ((val & 0xff) == RS_EXT_CMD_ANNOUNCE) {
+            ext_announce(s, cpu, val);
+        } else {
+            qemu_log_mask(LOG_GUEST_ERROR, "ringside-serial: unknown "
+                          "extension command 0x%" PRIx64 "\n", val);
+        }
+        break;
+    }
+}
+
+static const MemoryRegionOps ringside_ext_ops = {
+    .read = ext_read,
+    .write = ext_write,
+    .valid = {
+        .min_access_size = 4,
+        .max_access_size = 4,
+    },
+    .impl = {
+        .min_access_size = 4,
+        .max_access_size = 4,
+    },
+    .endianness = DEVICE_LITTLE_ENDIAN,
+};
+
+/* ---- the device's side ---- */
+
+void ringside_ext_byte(RingsideSerialState *s, uint8_t byte, uint64_t index,
+                       bool lost)
+{
+    if (s->ext_marked) {
+        rs_l1_byte(&s->l1, ext_cpu(), byte, index,
+                   qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL), lost);
+    }
+}
+
+void ringside_ext_ring(RingsideSerialState *s, const rs_ring *ring)
+{
+    if (s->ext_base) {
+        rs_l1_attach(&s->l1, ring);
+    }
+}
+
+/* The guest stopped for good: judge what is open and what was skipped. */
+void ringside_ext_finish(RingsideSerialState *s)
+{
+    const uint64_t *b = s->l1.brackets, *r = s->l1.records;
+
+    if (!s->ext_base || !s->ext_marked) {
+        return;
+    }
+    rs_l1_finish(&s->l1);
+    ringside_events_printf(s,
+        "{\"v\":%d,\"ev\":\"l1-summary\",\"brackets\":{\"ok\":%" PRIu64
+        ",\"torn\":%" PRIu64 ",\"cut\":%" PRIu64 ",\"corrupt\":%" PRIu64
+        ",\"dropped-notice\":%" PRIu64 ",\"overwritten\":%" PRIu64
+        ",\"bogus\":%" PRIu64 ",\"unchecked\":%" PRIu64 "},"
+        "\"records\":{\"delivered\":%" PRIu64 ",\"missing\":%" PRIu64
+        ",\"cut\":%" PRIu64 ",\"damaged\":%" PRIu64 ",\"dropped\":%" PRIu64
+        ",\"filtered\":%" PRIu64 ",\"duplicate\":%" PRIu64 "},"
+        "\"takeovers\":%" PRIu64 ",\"unattributed\":%" PRIu64 "}\n",
+        RINGSIDE_EVENTS_VERSION, b[RS_B_OK], b[RS_B_TORN], b[RS_B_CUT],
+        b[RS_B_CORRUPT], b[RS_B_NOTICE], b[RS_B_OVERWRITTEN], b[RS_B_BOGUS],
+        b[RS_B_UNCHECKED], r[RS_R_DELIVERED], r[RS_R_MISSING], r[RS_R_CUT],
+        r[RS_R_DAMAGED], r[RS_R_DROPPED], r[RS_R_FILTERED],
+        r[RS_R_DUPLICATE], s->l1.takeovers, s->l1.unattributed);
+}
+
+void ringside_ext_reset(RingsideSerialState *s)
+{
+    s->ext_knock = 0;
+    s->ext_answer = 0;
+    s->ext_announced = false;
+    s->ext_marked = false;
+    s->ext_note = 0;
+    memset(s->ext_arg, 0, sizeof(s->ext_arg));
+    rs_l1_reset(&s->l1);
+}
+
+bool ringside_ext_realize(RingsideSerialState *s, Error **errp)
+{
+    rs_l1_init(&s->l1, s->loglevel, ext_bracket, ext_record, s);
+    if (!s->ext_base) {
+        return true;
+    }
+    if (s->ext_base > 0x10000 - RS_EXT_SIZE || s->ext_base & 3) {
+        error_setg(errp, "ext 0x%x: expected a 4-aligned I/O port up to "
+                   "0x%x, or 0 for no extension window", s->ext_base,
+                   0x10000 - RS_EXT_SIZE);
+        return false;
+    }
+    if (s->ext_base < s->iobase + 8 && s->iobase < s->ext_base + RS_EXT_SIZE) {
+        error_setg(errp, "ext 0x%x overlaps the UART's ports at 0x%x",
+                   s->ext_base, s->iobase);
+        return false;
+    }
+    memory_region_init_io(&s->ext_io, OBJECT(s), &ringside_ext_ops, s,
+                          "ringside-serial-ext", RS_EXT_SIZE);
+    isa_register_ioport(ISA_DEVICE(s), &s->ext_io, s->ext_base);
+    return true;
+}
+
+static bool ext_get_announced(Object *obj, Error **errp)
+{
+    return RINGSIDE_SERIAL(obj)->ext_announced;
+}
+
+/* QOM: "l1-<verdict>" per bracket and record verdict, and the rest. */
+void ringside_ext_add_props(Object *obj)
+{
+    RingsideSerialState *s = RINGSIDE_SERIAL(obj);
+    int i;
+
+    for (i = 0; i < RS_B_COUNT; i++) {
+        g_autofree char *name = g_strdup_printf("l1-bracket-%s",
+                                                rs_l1_bracket_name(i));
+
+        object_property_add_uint64_ptr(obj, name, &s->l1.brackets[i],
+                                       OBJ_PROP_FLAG_READ);
+    }
+    for (i = 0; i < RS_R_COUNT; i++) {
+        g_autofree char *name = g_strdup_printf("l1-record-%s",
+                                                rs_l1_record_name(i));
+
+        object_property_add_uint64_ptr(obj, name, &s->l1.records[i],
+                                       OBJ_PROP_FLAG_READ);
+    }
+    object_property_add_uint64_ptr(obj, "l1-takeovers", &s->l1.takeovers,
+                                   OBJ_PROP_FLAG_READ);
+    object_property_add_uint64_ptr(obj, "l1-unattributed",
+                                   &s->l1.unattributed, OBJ_PROP_FLAG_READ);
+    object_property_add_bool(obj, "announced", ext_get_announced, NULL);
+}
+
+static bool ext_needed(void *opaque)
+{
+    RingsideSerialState *s = opaque;
+
+    return s->ext_base != 0;
+}
+
+static int ext_post_load(void *opaque, int version_id)
+{
+    RingsideSerialState *s = opaque;
+    int i;
+
+    if (s->ext_knock >= sizeof(rs_ext_key) || s->ext_answer > 4 ||
+        s->l1.max_level < -1 || s->l1.max_level > 7) {
+        return -EINVAL;
+    }
+    for (i = 0; i < RS_L1_SLOTS; i++) {
+        if (s->l1.depth[i] > RS_L1_DEPTH) {
+            return -EINVAL;
+        }
+    }
+    for (i = 0; i < RS_L1_SLOTS * RS_L1_DEPTH; i++) {
+        if (s->l1.frames[i].len > RS_L1_TEXT) {
+            return -EINVAL;
+        }
+    }
+    return 0;
+}
+
+static const VMStateDescription vmstate_rs_l1_frame = {
+    .name = "ringside-serial/l1-frame",
+    .version_id = 1,
+    .minimum_version_id = 1,
+    .fields = (VMStateField[]) {
+        VMSTATE_UINT64(seq, rs_l1_frame),
+        VMSTATE_UINT64(first, rs_l1_frame),
+        VMSTATE_UINT64(last, rs_l1_frame),
+        VMSTATE_UINT64(nbytes, rs_l1_frame),
+        VMSTATE_INT64(vt, rs_l1_frame),
+        VMSTATE_UINT64(by_seq, rs_l1_frame),
+        VMSTATE_INT32(by_cpu, rs_l1_frame),
+        VMSTATE_UINT32(len, rs_l1_frame),
+        VMSTATE_UINT8(cr, rs_l1_frame),
+        VMSTATE_UINT8(overlong, rs_l1_frame),
+        VMSTATE_UINT8(nested, rs_l1_frame),
+        VMSTATE_UINT8(lost, rs_l1_frame),
+        VMSTATE_UINT8_ARRAY(text, rs_l1_frame, RS_L1_TEXT),
+        VMSTATE_END_OF_LIST()
+    }
+};
+
+#define L(f) l1.f
+
+const VMStateDescription vmstate_ringside_ext = {
+    .name = "ringside-serial/ext",
+    .version_id = 1,
+    .minimum_version_id = 1,
+    .needed = ext_needed,
+    .post_load = ext_post_load,
+    .fields = (VMStateField[]) {
+        VMSTATE_UINT8(ext_knock, RingsideSerialState),
+        VMSTATE_UINT8(ext_answer, RingsideSerialState),
+        VMSTATE_BOOL(ext_announced, RingsideSerialState),
+        VMSTATE_BOOL(ext_marked, RingsideSerialState),
+        VMSTATE_UINT64(ext_note, RingsideSerialState),
+        VMSTATE_UINT64_ARRAY(ext_arg, RingsideSerialState, RS_L1_SLOTS),
+        VMSTATE_STRUCT_ARRAY(L(frames), RingsideSerialState,
+                             RS_L1_SLOTS * RS_L1_DEPTH, 1,
+                             vmstate_rs_l1_frame, rs_l1_frame),
+        VMSTATE_UINT8_ARRAY(L(depth), RingsideSerialState, RS_L1_SLOTS),
+        VMSTATE_BOOL(L(started), RingsideSerialState),
+        VMSTATE_UINT64(L(next), RingsideSerialState),
+        VMSTATE_INT32(L(max_level), RingsideSerialState),
+        VMSTATE_UINT8(L(fmt_flags), RingsideSerialState),
+        VMSTATE_UINT64(L(dropped_credit), RingsideSerialState),
+        VMSTATE_UINT64_ARRAY(L(partial_seq), RingsideSerialState,
+                             RS_L1_PARTIAL),
+        VMSTATE_UINT8_ARRAY(L(partial_kind), RingsideSerialState,
+                            RS_L1_PARTIAL),
+        VMSTATE_UINT8_ARRAY(L(window), RingsideSerialState, RS_L1_WINDOW),
+        VMSTATE_UINT64_ARRAY(L(brackets), RingsideSerialState, RS_B_COUNT),
+        VMSTATE_UINT64_ARRAY(L(records), RingsideSerialState, RS_R_COUNT),
+        VMSTATE_UINT64(L(takeovers), RingsideSerialState),
+        VMSTATE_UINT64(L(unattributed), RingsideSerialState),
+        VMSTATE_END_OF_LIST()
+    }
+};

@@ -1,0 +1,525 @@
+/*
+ * ringside-l1.c: judge console records bracketed by a cooperating kernel
+ * (level 1).  See ringside-l1.h.
+ *
+ * Everything the guest hands us is hostile: seqs are reconstructed within
+ * 2^31 of where the console is, skipped stretches are read at most
+ * RS_L1_SKIP_READS records deep, bracket bytes beyond RS_L1_TEXT are only
+ * counted, and vCPU numbers and nesting depths are bounded.
+ *
+ * Copyright (c) 2026 The ringside authors
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+#ifdef RINGSIDE_IN_QEMU
+#include "qemu/osdep.h"
+#endif
+#include <stddef.h>
+#include <string.h>
+#include "ringside-l1.h"
+
+static const char *const bracket_names[RS_B_COUNT] = {
+    [RS_B_OK] = "ok",
+    [RS_B_TORN] = "torn",
+    [RS_B_CUT] = "cut",
+    [RS_B_CORRUPT] = "corrupt",
+    [RS_B_NOTICE] = "dropped-notice",
+    [RS_B_OVERWRITTEN] = "overwritten",
+    [RS_B_BOGUS] = "bogus",
+    [RS_B_UNCHECKED] = "unchecked",
+};
+
+static const char *const record_names[RS_R_COUNT] = {
+    [RS_R_DELIVERED] = "delivered",
+    [RS_R_MISSING] = "missing",
+    [RS_R_CUT] = "cut",
+    [RS_R_DAMAGED] = "damaged",
+    [RS_R_DROPPED] = "dropped",
+    [RS_R_FILTERED] = "filtered",
+    [RS_R_DUPLICATE] = "duplicate",
+};
+
+const char *rs_l1_bracket_name(rs_l1_bracket_verdict v)
+{
+    return v < RS_B_COUNT ? bracket_names[v] : "?";
+}
+
+const char *rs_l1_record_name(rs_l1_record_verdict v)
+{
+    return v < RS_R_COUNT ? record_names[v] : "?";
+}
+
+void rs_l1_init(rs_l1 *l, int loglevel, rs_l1_bracket_fn on_bracket,
+                rs_l1_record_fn on_record, void *opaque)
+{
+    memset(l, 0, sizeof(*l));
+    l->loglevel = loglevel;
+    l->on_bracket = on_bracket;
+    l->on_record = on_record;
+    l->opaque = opaque;
+    l->max_level = -1;
+}
+
+void rs_l1_attach(rs_l1 *l, const rs_ring *ring)
+{
+    l->ring = ring;
+}
+
+void rs_l1_reset(rs_l1 *l)
+{
+    memset(l->depth, 0, sizeof(l->depth));
+    memset(l->partial_seq, 0, sizeof(l->partial_seq));
+    memset(l->window, 0, sizeof(l->window));
+    l->started = false;
+    l->next = 0;
+    l->max_level = -1;
+    l->dropped_credit = 0;
+}
+
+bool rs_l1_busy(const rs_l1 *l)
+{
+    int c;
+
+    for (c = 0; c < RS_L1_SLOTS; c++) {
+        if (l->depth[c]) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* Writers: slot 0 for accesses not made by a vCPU, cpu + 1 for vCPUs. */
+static int slot_of(int cpu)
+{
+    return cpu >= -1 && cpu < RS_L1_SLOTS - 1 ? cpu + 1 : -1;
+}
+
+static rs_l1_frame *frame(rs_l1 *l, int slot, int d)
+{
+    return &l->frames[slot * RS_L1_DEPTH + d];
+}
+
+/* The seq nearest ref whose low 32 bits are lo. */
+static uint64_t seq_near(uint64_t ref, uint32_t lo)
+{
+    return ref + (uint64_t)(int64_t)(int32_t)(lo - (uint32_t)ref);
+}
+
+static uint64_t seq_ref(rs_l1 *l)
+{
+    uint64_t next = 0;
+
+    if (l->started) {
+        return l->next;
+    }
+    if (l->ring && rs_ring_next_seq(l->ring, &next) == RS_OK) {
+        return next;
+    }
+    return 0;
+}
+
+/* ---- records: verdicts, merged into runs ---- */
+
+typedef struct run {
+    rs_l1_record_info ri;
+    bool open;
+} run;
+
+static void run_flush(rs_l1 *l, run *r)
+{
+    if (r->open && l->on_record) {
+        l->on_record(l->opaque, &r->ri);
+    }
+    r->open = false;
+}
+
+static void run_add(rs_l1 *l, run *r, rs_l1_record_verdict v, uint64_t seq,
+                    uint64_t count, int level)
+{
+    if (!count) {
+        return;
+    }
+    l->records[v] += count;
+    if (v == RS_R_DELIVERED) {
+        return;                 /* counted only */
+    }
+    if (r->open && r->ri.verdict == v && r->ri.seq + r->ri.count == seq) {
+        r->ri.count += count;
+        if (r->ri.level != level) {
+            r->ri.level = -1;
+        }
+        return;
+    }
+    run_flush(l, r);
+    r->ri.verdict = v;
+    r->ri.seq = seq;
+    r->ri.count = count;
+    r->ri.level = level;
+    r->open = true;
+}
+
+static void window_set(rs_l1 *l, uint64_t seq, rs_l1_record_verdict v)
+{
+    l->window[seq % RS_L1_WINDOW] = (uint8_t)(v + 1);
+}
+
+static int partial_of(rs_l1 *l, uint64_t seq)
+{
+    unsigned slot = seq % RS_L1_PARTIAL;
+
+    return l->partial_seq[slot] == seq + 1 ? l->partial_kind[slot] : -1;
+}
+
+static bool filtered(const rs_l1 *l, int level)
+{
+    return l->loglevel > 0 ? level >= l->loglevel : level > l->max_level;
+}
+
+/* Judge one record the console went past without printing it whole. */
+static void judge_skipped_one(rs_l1 *l, run *r, uint64_t seq, uint64_t first)
+{
+    rs_record rec;
+    rs_l1_record_verdict v;
+    int level = -1;
+    int kind = partial_of(l, seq);
+
+    if (kind >= 0) {
+        v = kind;
+    } else if (seq < first ||
+               rs_ring_read_settled(l->ring, seq, &rec, NULL, 0) ==
+               RS_REC_GONE) {
+        /* overwritten before the console got to it */
+        v = l->dropped_credit ? RS_R_DROPPED : RS_R_MISSING;
+    } else {
+        level = rec.level;
+        v = filtered(l, level) ? RS_R_FILTERED : RS_R_MISSING;
+    }
+    if (v == RS_R_DROPPED) {
+        l->dropped_credit--;
+    }
+    window_set(l, seq, v);
+    run_add(l, r, v, seq, 1, level);
+}
+
+/* The console went from seq from to seq to without printing these. */
+static void judge_skipped(rs_l1 *l, uint64_t from, uint64_t to)
+{
+    uint64_t first = 0, seq, rest, d;
+    run r = { .open = false };
+
+    if (to <= from || !l->ring) {
+        return;
+    }
+    if (rs_ring_first_seq(l->ring, &first) != RS_OK) {
+        first = 0;
+    }
+    for (seq = from; seq < to && seq - from < RS_L1_SKIP_READS; seq++) {
+        judge_skipped_one(l, &r, seq, first);
+    }
+    /* Beyond the read budget: the kernel's word, then missing, unread. */
+    rest = to - seq;
+    d = rest < l->dropped_credit ? rest : l->dropped_credit;
+    l->dropped_credit -= d;
+    run_add(l, &r, RS_R_DROPPED, seq, d, -1);
+    run_add(l, &r, RS_R_MISSING, seq + d, rest - d, -1);
+    for (seq = to - (rest < RS_L1_WINDOW ? rest : RS_L1_WINDOW); seq < to;
+         seq++) {
+        window_set(l, seq, seq < to - rest + d ? RS_R_DROPPED : RS_R_MISSING);
+    }
+    run_flush(l, &r);
+}
+
+static void start_at(rs_l1 *l, uint64_t seq)
+{
+    if (!l->started) {
+        l->started = true;
+        l->next = seq;
+    }
+}
+
+/* Record seq reached the wire whole. */
+static void deliver(rs_l1 *l, uint64_t seq, int level)
+{
+    run r = { .open = false };
+    uint8_t w;
+
+    start_at(l, seq);
+    if (seq >= l->next) {
+        judge_skipped(l, l->next, seq);
+        l->next = seq + 1;
+    } else if (l->next - seq <= RS_L1_WINDOW &&
+               (w = l->window[seq % RS_L1_WINDOW]) &&
+               w != RS_R_DELIVERED + 1) {
+        /* judged not printed before it came: it was late, not lost */
+        if (l->records[w - 1]) {
+            l->records[w - 1]--;
+        }
+    } else {
+        run_add(l, &r, RS_R_DUPLICATE, seq, 1, level);
+        run_flush(l, &r);
+        return;
+    }
+    window_set(l, seq, RS_R_DELIVERED);
+    run_add(l, &r, RS_R_DELIVERED, seq, 1, level);
+    if (level > l->max_level) {
+        l->max_level = level;
+    }
+}
+
+/* Only part of record seq, or a damaged copy, reached the wire. */
+static void deliver_partial(rs_l1 *l, uint64_t seq, rs_l1_record_verdict kind)
+{
+    unsigned slot = seq % RS_L1_PARTIAL;
+
+    start_at(l, seq);
+    if (seq >= l->next) {
+        l->partial_seq[slot] = seq + 1;
+        l->partial_kind[slot] = kind;
+    }
+}
+
+/* ---- brackets ---- */
+
+static bool text_is(const rs_l1_frame *f, const char *s)
+{
+    size_t n = strlen(s);
+
+    return f->len == n && !memcmp(f->text, s, n);
+}
+
+static uint32_t common_prefix(const uint8_t *a, uint32_t an, const char *b,
+                              size_t bn)
+{
+    uint32_t i = 0;
+
+    while (i < an && i < bn && a[i] == (uint8_t)b[i]) {
+        i++;
+    }
+    return i;
+}
+
+/*
+ * Compare f's bytes with the record's console text in every prefix format,
+ * the one that matched last first.  Sets the verdict and, if corrupt, where.
+ */
+static void compare(rs_l1 *l, const rs_l1_frame *f, const rs_record *rec,
+                    rs_l1_bracket_info *bi)
+{
+    char want[RS_CONSOLE_LOG_MAX + 1];
+    uint32_t best = 0;
+    size_t best_len = 0;
+    int best_want = -1;
+    unsigned i;
+
+    for (i = 0; i < 8; i++) {
+        unsigned flags = i ? (l->fmt_flags + i) % 8 : l->fmt_flags;
+        size_t n = rs_format(rec, flags, RS_CONSOLE_LOG_MAX, want,
+                             sizeof(want));
+        uint32_t cp;
+
+        n = n < sizeof(want) - 1 ? n : sizeof(want) - 1;
+        cp = common_prefix(f->text, f->len, want, n);
+        if (cp == f->len && cp == n && !f->overlong) {
+            l->fmt_flags = flags;
+            bi->verdict = RS_B_OK;
+            return;
+        }
+        if (cp > best || i == 0) {
+            best = cp;
+            best_len = n;
+            best_want = cp < n ? (uint8_t)want[cp] : -1;
+        }
+    }
+    if (best == f->len && best < best_len && !f->overlong) {
+        bi->verdict = RS_B_CUT;
+        return;
+    }
+    bi->verdict = RS_B_CORRUPT;
+    bi->at = best;
+    bi->want = best_want;
+    bi->got = best < f->len ? f->text[best] : -1;
+}
+
+static void judge_frame(rs_l1 *l, int cpu, rs_l1_frame *f, bool open)
+{
+    rs_l1_bracket_info bi = {
+        .seq = f->seq, .cpu = cpu, .first = f->first, .last = f->last,
+        .has_bytes = f->nbytes != 0, .vt = f->vt, .open = open,
+        .nested = f->nested, .taken = f->by_cpu != RS_L1_NOBODY,
+        .by_seq = f->by_seq, .by_cpu = f->by_cpu,
+        .at = -1, .want = -1, .got = -1,
+    };
+    char text[RS_CONSOLE_LOG_MAX];
+    rs_record rec;
+    uint64_t count;
+    int level = -1;
+
+    if (f->cr && f->len < RS_L1_TEXT) {
+        f->text[f->len++] = '\r';   /* a CR no LF followed */
+        f->cr = 0;
+    }
+    bi.len = f->len;
+    if (f->len == 0 && !f->overlong) {
+        if (!open && !bi.taken) {
+            return;             /* wrote nothing, and was not stopped */
+        }
+        bi.verdict = RS_B_CUT;
+    } else if (text_is(f, "\n")) {
+        return;                 /* the line break before a takeover's text */
+    } else if (f->len > 1 && f->text[f->len - 1] == '\n' && !f->overlong &&
+               rs_parse_dropped_notice(f->text, f->len - 1, &count)) {
+        bi.verdict = RS_B_NOTICE;
+        bi.count = count;
+        l->dropped_credit += count;
+    } else if (!l->ring) {
+        bi.verdict = RS_B_UNCHECKED;
+    } else {
+        switch (rs_ring_read_settled(l->ring, f->seq, &rec, text,
+                                     sizeof(text))) {
+        case RS_REC_OK:
+            level = rec.level;
+            compare(l, f, &rec, &bi);
+            break;
+        case RS_REC_GONE:
+            bi.verdict = RS_B_OVERWRITTEN;
+            break;
+        default:
+            bi.verdict = RS_B_BOGUS;
+            break;
+        }
+    }
+
+    if (bi.verdict == RS_B_OK && bi.has_bytes &&
+        f->last - f->first + 1 != f->nbytes) {
+        bi.verdict = RS_B_TORN;
+    }
+    l->brackets[bi.verdict]++;
+    if (l->on_bracket) {
+        l->on_bracket(l->opaque, &bi);
+    }
+
+    switch (bi.verdict) {
+    case RS_B_OK:
+    case RS_B_TORN:
+        deliver(l, f->seq, level);
+        break;
+    case RS_B_OVERWRITTEN:
+        deliver(l, f->seq, -1);
+        break;
+    case RS_B_CUT:
+        deliver_partial(l, f->seq, RS_R_CUT);
+        break;
+    case RS_B_CORRUPT:
+        deliver_partial(l, f->seq, RS_R_DAMAGED);
+        break;
+    default:
+        break;
+    }
+}
+
+bool rs_l1_begin(rs_l1 *l, int cpu, uint32_t seq_lo, int64_t vt)
+{
+    int slot = slot_of(cpu);
+    rs_l1_frame *f;
+    uint64_t seq;
+    int c;
+
+    if (slot < 0 || l->depth[slot] >= RS_L1_DEPTH) {
+        return false;
+    }
+    seq = seq_near(seq_ref(l), seq_lo);
+    if (l->depth[slot]) {
+        frame(l, slot, l->depth[slot] - 1)->nested = 1;
+    }
+    /* Another writer in the middle of a record: this one took over. */
+    for (c = 0; c < RS_L1_SLOTS; c++) {
+        rs_l1_frame *o;
+
+        if (c == slot || !l->depth[c]) {
+            continue;
+        }
+        o = frame(l, c, l->depth[c] - 1);
+        if (o->by_cpu == RS_L1_NOBODY) {
+            o->by_cpu = cpu;
+            o->by_seq = seq;
+            l->takeovers++;
+        }
+    }
+    f = frame(l, slot, l->depth[slot]++);
+    memset(f, 0, offsetof(rs_l1_frame, text));
+    f->seq = seq;
+    f->vt = vt;
+    f->by_cpu = RS_L1_NOBODY;
+    return true;
+}
+
+void rs_l1_end(rs_l1 *l, int cpu, uint32_t seq_lo, int64_t vt)
+{
+    int slot = slot_of(cpu);
+
+    (void)seq_lo;               /* the innermost bracket is the one ending */
+    (void)vt;
+    if (slot < 0 || !l->depth[slot]) {
+        return;
+    }
+    --l->depth[slot];
+    judge_frame(l, cpu, frame(l, slot, l->depth[slot]), false);
+}
+
+bool rs_l1_byte(rs_l1 *l, int cpu, uint8_t byte, uint64_t index,
+                int64_t vt, bool lost)
+{
+    int slot = slot_of(cpu);
+    rs_l1_frame *f;
+
+    if (slot < 0 || !l->depth[slot]) {
+        l->unattributed++;
+        return false;
+    }
+    f = frame(l, slot, l->depth[slot] - 1);
+    if (!f->nbytes) {
+        f->first = index;
+    }
+    f->last = index;
+    f->nbytes++;
+    f->vt = vt;
+    if (lost) {
+        f->lost = 1;            /* judged as what reached the wire */
+        return true;
+    }
+    /* The driver sends "\r\n" for "\n": hold a CR until we see which. */
+    if (f->cr && byte != '\n') {
+        if (f->len < RS_L1_TEXT) {
+            f->text[f->len++] = '\r';
+        } else {
+            f->overlong = 1;
+        }
+    }
+    f->cr = byte == '\r';
+    if (f->cr) {
+        return true;
+    }
+    if (f->len < RS_L1_TEXT) {
+        f->text[f->len++] = byte;
+    } else {
+        f->overlong = 1;
+    }
+    return true;
+}
+
+void rs_l1_finish(rs_l1 *l)
+{
+    uint64_t next = 0;
+    int c;
+
+    for (c = 0; c < RS_L1_SLOTS; c++) {
+        while (l->depth[c]) {
+            --l->depth[c];
+            judge_frame(l, c - 1, frame(l, c, l->depth[c]), true);
+        }
+    }
+    if (l->started && l->ring && rs_ring_next_seq(l->ring, &next) == RS_OK &&
+        next > l->next) {
+        judge_skipped(l, l->next, next);
+        l->next = next;
+    }
+}

@@ -1,0 +1,171 @@
+/*
+ * ringside-l1.h: judge console records bracketed by a cooperating kernel
+ * (level 1) against the printk ring that holds them.
+ *
+ * A kernel with the ringside handshake (guest-kernel/patches/0003) writes
+ * begin(seq) before each record it prints on the console and end(seq)
+ * after it, each marker one 32-bit I/O write.  The device tells us which
+ * vCPU wrote each marker and each byte, so every console byte is
+ * attributed to an exact record and CPU.  Per vCPU, brackets nest (an NMI
+ * printing inside a record being printed); a begin on one vCPU while
+ * another has a bracket open is a takeover (the other CPU was stopped or
+ * timed out mid-record).
+ *
+ * Each bracket is judged when it ends (or, still open, when the guest
+ * stops): its bytes against the record's console text, as the kernel's
+ * record_print_text() makes it.  Because the console prints records in seq
+ * order, the records between two brackets are exactly those it skipped:
+ * each is judged filtered (below the console loglevel), dropped (the
+ * kernel said so), cut or damaged (only part of it, or a damaged copy,
+ * reached the wire) or missing.
+ *
+ * Plain C99 like the decoder: no QEMU, no GLib, no allocation, fields that
+ * a device can migrate, a bounded number of ring reads per bracket.
+ */
+#ifndef RINGSIDE_L1_H
+#define RINGSIDE_L1_H
+
+#include "ringside-ring.h"
+
+/*
+ * Writers with their own brackets: accesses not made by a vCPU (cpu -1,
+ * e.g. qtest) and vCPUs 0..15; bytes of others are unattributed.
+ */
+#define RS_L1_SLOTS     17
+#define RS_L1_NOBODY    (-2)    /* by_cpu: not taken over */
+/* Nesting per vCPU: task, softirq, hardirq, NMI. */
+#define RS_L1_DEPTH     4
+/* Console bytes kept per bracket (the kernel prints < CONSOLE_LOG_MAX). */
+#define RS_L1_TEXT      RS_CONSOLE_LOG_MAX
+/* Records cut or damaged on the wire, remembered until judged. */
+#define RS_L1_PARTIAL   8
+/* Records below the next expected one whose verdict is remembered. */
+#define RS_L1_WINDOW    256
+/* Ring reads per skipped stretch; the rest is judged without reading. */
+#define RS_L1_SKIP_READS 4096
+
+typedef enum rs_l1_bracket_verdict {
+    RS_B_OK,            /* the record's console text, whole, contiguous */
+    RS_B_TORN,          /* whole, but other bytes reached the wire inside */
+    RS_B_CUT,           /* a prefix of it: the writer stopped or was
+                         * taken over */
+    RS_B_CORRUPT,       /* bytes differ from the record's text */
+    RS_B_NOTICE,        /* the kernel's "** N printk messages dropped **" */
+    RS_B_OVERWRITTEN,   /* the record left the ring before it could be
+                         * compared: counted as delivered, unverified */
+    RS_B_BOGUS,         /* the seq names no record in the ring */
+    RS_B_UNCHECKED,     /* no ring to check against yet */
+    RS_B_COUNT
+} rs_l1_bracket_verdict;
+
+typedef enum rs_l1_record_verdict {
+    RS_R_DELIVERED,     /* reached the wire whole (ok, torn, overwritten) */
+    RS_R_MISSING,       /* at a printed level, never on the wire */
+    RS_R_CUT,           /* only a prefix reached the wire */
+    RS_R_DAMAGED,       /* only a damaged copy reached the wire */
+    RS_R_DROPPED,       /* accounted for by a dropped notice */
+    RS_R_FILTERED,      /* below the console loglevel */
+    RS_R_DUPLICATE,     /* printed whole again */
+    RS_R_COUNT
+} rs_l1_record_verdict;
+
+const char *rs_l1_bracket_name(rs_l1_bracket_verdict v);
+const char *rs_l1_record_name(rs_l1_record_verdict v);
+
+typedef struct rs_l1_frame {
+    uint64_t seq;
+    uint64_t first, last;       /* byte indexes; valid when nbytes */
+    uint64_t nbytes;            /* bytes attributed (CRs and lost ones too) */
+    int64_t vt;                 /* virtual ns of the last byte or begin */
+    uint64_t by_seq;            /* taken: the record that took over */
+    int32_t by_cpu;             /* taken: its vCPU; RS_L1_NOBODY */
+    uint32_t len;               /* bytes kept in text */
+    uint8_t cr;                 /* a '\r' held back */
+    uint8_t overlong;           /* more than RS_L1_TEXT bytes */
+    uint8_t nested;             /* a bracket began inside it on its vCPU */
+    uint8_t lost;               /* bytes of it did not reach the wire */
+    uint8_t text[RS_L1_TEXT];
+} rs_l1_frame;
+
+typedef struct rs_l1_bracket_info {
+    rs_l1_bracket_verdict verdict;
+    uint64_t seq;
+    int cpu;
+    uint64_t first, last;       /* has_bytes */
+    bool has_bytes;
+    int64_t vt;
+    uint32_t len;               /* bytes judged, CR before LF not counted */
+    bool open;                  /* never ended: judged at the stop */
+    bool nested;                /* interrupted on its own vCPU */
+    bool taken;                 /* another vCPU began while it was open */
+    uint64_t by_seq;
+    int by_cpu;
+    int32_t at, want, got;      /* CORRUPT (-1: no byte) */
+    uint64_t count;             /* NOTICE: N */
+} rs_l1_bracket_info;
+
+typedef struct rs_l1_record_info {
+    rs_l1_record_verdict verdict;
+    uint64_t seq, count;        /* count consecutive records from seq */
+    int level;                  /* -1: unread or mixed */
+} rs_l1_record_info;
+
+typedef void (*rs_l1_bracket_fn)(void *opaque, const rs_l1_bracket_info *bi);
+typedef void (*rs_l1_record_fn)(void *opaque, const rs_l1_record_info *ri);
+
+typedef struct rs_l1 {
+    /* set by rs_l1_init() / rs_l1_attach(); not migrated */
+    const rs_ring *ring;
+    rs_l1_bracket_fn on_bracket;
+    rs_l1_record_fn on_record;
+    void *opaque;
+    int loglevel;               /* console_loglevel, 0: infer */
+
+    rs_l1_frame frames[RS_L1_SLOTS * RS_L1_DEPTH];  /* [slot][depth] */
+    uint8_t depth[RS_L1_SLOTS];
+
+    bool started;               /* a bracket was judged against the ring */
+    uint64_t next;              /* the next seq the console should print */
+    int32_t max_level;          /* highest level delivered, -1: none */
+    uint8_t fmt_flags;          /* RS_FMT_* that matched last */
+    uint64_t dropped_credit;    /* records the kernel said it dropped */
+    uint64_t partial_seq[RS_L1_PARTIAL];
+    uint8_t partial_kind[RS_L1_PARTIAL];    /* RS_R_CUT or RS_R_DAMAGED */
+    uint8_t window[RS_L1_WINDOW];   /* by seq % WINDOW: verdict + 1 */
+
+    uint64_t brackets[RS_B_COUNT];
+    uint64_t records[RS_R_COUNT];
+    uint64_t takeovers;
+    uint64_t unattributed;      /* console bytes outside any bracket */
+} rs_l1;
+
+void rs_l1_init(rs_l1 *l, int loglevel, rs_l1_bracket_fn on_bracket,
+                rs_l1_record_fn on_record, void *opaque);
+/* Judge against ring from now on (kept by pointer); NULL: no ring. */
+void rs_l1_attach(rs_l1 *l, const rs_ring *ring);
+/* A new boot: forget brackets and position, keep the counters. */
+void rs_l1_reset(rs_l1 *l);
+
+/*
+ * Markers from vCPU cpu (-1: not a vCPU) carrying the low 32 bits of a
+ * seq; begin returns false when cpu is out of range or its nesting is
+ * full (the bracket is not kept).
+ */
+bool rs_l1_begin(rs_l1 *l, int cpu, uint32_t seq_lo, int64_t vt);
+void rs_l1_end(rs_l1 *l, int cpu, uint32_t seq_lo, int64_t vt);
+
+/*
+ * A console byte from vCPU cpu (-1: not a vCPU).  lost: it did not reach
+ * the wire (a paced transmitter overrun).  Returns whether a bracket took
+ * it.
+ */
+bool rs_l1_byte(rs_l1 *l, int cpu, uint8_t byte, uint64_t index,
+                int64_t vt, bool lost);
+
+/* The guest stopped: judge open brackets and the records not printed. */
+void rs_l1_finish(rs_l1 *l);
+
+/* Is any bracket open? */
+bool rs_l1_busy(const rs_l1 *l);
+
+#endif /* RINGSIDE_L1_H */

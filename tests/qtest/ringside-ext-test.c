@@ -1,0 +1,347 @@
+/*
+ * qtest for ringside-serial's level 1 window: discovery through the
+ * scratch register, the ring announced by the guest, and console records
+ * bracketed with begin/end markers, judged against a synthetic printk ring
+ * in guest memory.  qtest accesses come from no vCPU: the device files
+ * them as cpu -1, one writer, which is enough for nesting; takeovers
+ * between vCPUs are tested on real kernels (tests/boot).
+ *
+ * Copyright (c) 2026 The ringside authors
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+
+#include "qemu/osdep.h"
+#include "ringside-qtest.h"
+
+#define EXT         0x4f0
+#define REG_SCR     7
+#define EXT_ID      0x31585352u
+
+/* Write the key to SCR and read the four answer bytes. */
+static void knock(QTestState *qts, uint8_t out[4])
+{
+    int i;
+
+    for (i = 0; i < 4; i++) {
+        qtest_outb(qts, COM1 + REG_SCR, "ring"[i]);
+    }
+    for (i = 0; i < 4; i++) {
+        out[i] = qtest_inb(qts, COM1 + REG_SCR);
+    }
+}
+
+static void announce(QTestState *qts, uint64_t note)
+{
+    qtest_outl(qts, EXT + 8, note >> 32);
+    qtest_outl(qts, EXT + 8, (uint32_t)note);
+    qtest_outl(qts, EXT + 12, 1 | 1 << 8);
+}
+
+static void begin(QTestState *qts, uint64_t seq)
+{
+    qtest_outl(qts, EXT, (uint32_t)seq);
+}
+
+static void end(QTestState *qts, uint64_t seq)
+{
+    qtest_outl(qts, EXT + 4, (uint32_t)seq);
+}
+
+/* A record as the patched 8250 console writes it: begin, line, end. */
+static void bracket(QTestState *qts, uint64_t seq, const char *text)
+{
+    begin(qts, seq);
+    print_rec(qts, seq, text);
+    end(qts, seq);
+}
+
+/* A machine whose guest announced a synthetic ring; it is attached. */
+static void start_announced(Fixture *f, Ring *r)
+{
+    g_autofree char *st = NULL;
+
+    fixture_start_opts(f, EVENTS_FILE, "");
+    ring_init(r, f->qts, 8, 16);
+    announce(f->qts, NOTE_PA);
+    qtest_clock_step(f->qts, 1);
+    st = ring_state(f->qts);
+    g_assert_cmpstr(st, ==, "attached");
+}
+
+static GPtrArray *events_of(Fixture *f, const char *kind)
+{
+    g_autoptr(GPtrArray) ev = read_events(f->events);
+    GPtrArray *out = g_ptr_array_new_with_free_func(
+        (GDestroyNotify)qobject_unref_impl);
+    unsigned i;
+
+    for (i = 0; i < ev->len; i++) {
+        if (!strcmp(qdict_get_str(ev->pdata[i], "ev"), kind)) {
+            g_ptr_array_add(out, qobject_ref((QDict *)ev->pdata[i]));
+        }
+    }
+    return out;
+}
+
+/* "verdict:seq" of every event of a kind, space-separated. */
+static char *verdicts_of(Fixture *f, const char *kind)
+{
+    g_autoptr(GPtrArray) ev = events_of(f, kind);
+    GString *s = g_string_new("");
+    unsigned i;
+
+    for (i = 0; i < ev->len; i++) {
+        g_string_append_printf(s, "%s%s:%" PRId64, i ? " " : "",
+                               qdict_get_str(ev->pdata[i], "verdict"),
+                               qdict_get_int(ev->pdata[i], "seq"));
+    }
+    return g_string_free(s, false);
+}
+
+/* Quit (the guest stops for good) and return the l1-summary. */
+static QDict *quit_l1_summary(Fixture *f)
+{
+    g_autoptr(GPtrArray) sums = NULL;
+
+    qtest_quit(f->qts);
+    f->qts = NULL;
+    sums = events_of(f, "l1-summary");
+    g_assert_cmpuint(sums->len, ==, 1);
+    return qobject_ref((QDict *)sums->pdata[0]);
+}
+
+static int64_t sub_int(QDict *d, const char *obj, const char *key)
+{
+    return qdict_get_int(qdict_get_qdict(d, obj), key);
+}
+
+/* A plain 16550 (ext=0) stores SCR; ringside-serial answers the key. */
+static void test_discovery(void)
+{
+    Fixture f = { 0 };
+    uint8_t a[4];
+
+    fixture_start_opts(&f, EVENTS_NONE, ",ext=0");
+    knock(f.qts, a);
+    g_assert_cmpmem(a, 4, "gggg", 4);
+    fixture_stop(&f);
+
+    memset(&f, 0, sizeof(f));
+    fixture_start_opts(&f, EVENTS_NONE, "");
+    qtest_outb(f.qts, COM1 + REG_SCR, 0x5a);
+    g_assert_cmphex(qtest_inb(f.qts, COM1 + REG_SCR), ==, 0x5a);
+    knock(f.qts, a);
+    g_assert_cmphex(a[0], ==, 'R');
+    g_assert_cmphex(a[1], ==, 'S');
+    g_assert_cmphex(a[2] | a[3] << 8, ==, EXT);
+    /* the answer is given once: SCR holds the last byte written again */
+    g_assert_cmphex(qtest_inb(f.qts, COM1 + REG_SCR), ==, 'g');
+    /* a wrong key is just stored */
+    qtest_outb(f.qts, COM1 + REG_SCR, 'r');
+    qtest_outb(f.qts, COM1 + REG_SCR, 'x');
+    g_assert_cmphex(qtest_inb(f.qts, COM1 + REG_SCR), ==, 'x');
+    g_assert_cmphex(qtest_inl(f.qts, EXT), ==, EXT_ID);
+    fixture_stop(&f);
+}
+
+/* Records printed in order: each bracket ok, every record delivered. */
+static void test_ok(void)
+{
+    Fixture f = { 0 };
+    Ring r;
+    g_autofree char *v = NULL;
+    g_autofree char *l1 = NULL;
+    g_autofree char *l2 = NULL;
+    g_autoptr(QDict) sum = NULL;
+    g_autoptr(GPtrArray) hs = NULL;
+
+    start_announced(&f, &r);
+    hs = events_of(&f, "handshake");
+    g_assert_cmpuint(hs->len, ==, 1);
+    g_assert_cmpint(qdict_get_int(hs->pdata[0], "note"), ==, NOTE_PA);
+    ring_push(&r, "a record");
+    ring_push(&r, "two\nlines");
+    ring_push(&r, "the last one");
+    bracket(f.qts, 0, "a record");
+    /* every line of a record carries its prefix */
+    l1 = console_line(2000000, "two");
+    l2 = console_line(2000000, "lines");
+    begin(f.qts, 1);
+    uart_puts(f.qts, l1);
+    uart_puts(f.qts, "\r\n");
+    uart_puts(f.qts, l2);
+    uart_puts(f.qts, "\r\n");
+    end(f.qts, 1);
+    bracket(f.qts, 2, "the last one");
+    v = verdicts_of(&f, "bracket");
+    g_assert_cmpstr(v, ==, "ok:0 ok:1 ok:2");
+    g_assert_cmpuint(rs_counter(f.qts, "l1-bracket-ok"), ==, 3);
+    g_assert_cmpuint(rs_counter(f.qts, "l1-unattributed"), ==, 0);
+    uart_puts(f.qts, "user space\r\n");
+    g_assert_cmpuint(rs_counter(f.qts, "l1-unattributed"), ==, 12);
+    sum = quit_l1_summary(&f);
+    g_assert_cmpint(sub_int(sum, "records", "delivered"), ==, 3);
+    g_assert_cmpint(sub_int(sum, "records", "missing"), ==, 0);
+    g_assert_cmpint(sub_int(sum, "brackets", "ok"), ==, 3);
+    fixture_stop(&f);
+}
+
+/* A writer interrupted on its CPU, the record reprinted by the nested one */
+static void test_nested_takeover(void)
+{
+    Fixture f = { 0 };
+    Ring r;
+    g_autofree char *v = NULL;
+    g_autofree char *rec = NULL;
+    g_autoptr(QDict) sum = NULL;
+    g_autoptr(GPtrArray) br = NULL;
+
+    start_announced(&f, &r);
+    ring_push(&r, "interrupted record");
+    ring_push(&r, "Kernel panic - not syncing: from NMI");
+    /* the console starts seq 0 and is interrupted after 5 bytes */
+    begin(f.qts, 0);
+    uart_puts(f.qts, "[    ");
+    /* the NMI writer: line break, seq 0 again, then seq 1 */
+    begin(f.qts, 0);
+    uart_puts(f.qts, "\r\n");
+    end(f.qts, 0);
+    bracket(f.qts, 0, "interrupted record");
+    bracket(f.qts, 1, "Kernel panic - not syncing: from NMI");
+    /* the interrupted writer sees it was taken over and stops */
+    end(f.qts, 0);
+    v = verdicts_of(&f, "bracket");
+    g_assert_cmpstr(v, ==, "ok:0 ok:1 cut:0");
+    br = events_of(&f, "bracket");
+    g_assert_true(qdict_haskey(br->pdata[2], "nested"));
+    g_assert_cmpint(qdict_get_int(br->pdata[2], "len"), ==, 5);
+    g_assert_cmpuint(rs_counter(f.qts, "l1-bracket-cut"), ==, 1);
+    sum = quit_l1_summary(&f);
+    g_assert_cmpint(sub_int(sum, "records", "delivered"), ==, 2);
+    g_assert_cmpint(sub_int(sum, "records", "missing"), ==, 0);
+    g_assert_cmpint(sub_int(sum, "records", "cut"), ==, 0);
+    fixture_stop(&f);
+}
+
+/*
+ * Records the console went past: exactly the skipped seqs, judged missing,
+ * filtered (more verbose than anything printed) or cut (only a prefix ever
+ * went out), and the ones never printed before the stop.
+ */
+static void test_skipped(void)
+{
+    Fixture f = { 0 };
+    Ring r;
+    g_autofree char *v = NULL;
+    g_autofree char *rv = NULL;
+    g_autoptr(QDict) sum = NULL;
+
+    start_announced(&f, &r);
+    ring_push(&r, "zero");                          /* 0: printed */
+    ring_push(&r, "one, never printed");            /* 1: missing */
+    ring_push_full(&r, 3000000, 7, 1, "debug");     /* 2: filtered */
+    ring_push(&r, "three, cut short");              /* 3: cut */
+    ring_push(&r, "four");                          /* 4: printed */
+    ring_push(&r, "five, left in the ring");        /* 5: missing */
+    bracket(f.qts, 0, "zero");
+    begin(f.qts, 3);
+    uart_puts(f.qts, "[    0.004000] three");
+    end(f.qts, 3);
+    bracket(f.qts, 4, "four");
+    v = verdicts_of(&f, "bracket");
+    g_assert_cmpstr(v, ==, "ok:0 cut:3 ok:4");
+    sum = quit_l1_summary(&f);
+    rv = verdicts_of(&f, "l1-record");
+    g_assert_cmpstr(rv, ==, "missing:1 cut:3 missing:5");
+    g_assert_cmpint(sub_int(sum, "records", "delivered"), ==, 2);
+    g_assert_cmpint(sub_int(sum, "records", "filtered"), ==, 1);
+    g_assert_cmpint(sub_int(sum, "records", "missing"), ==, 2);
+    g_assert_cmpint(sub_int(sum, "records", "cut"), ==, 1);
+    fixture_stop(&f);
+}
+
+/* A changed byte, and a bracket left open when the guest stops. */
+static void test_corrupt_and_open(void)
+{
+    Fixture f = { 0 };
+    Ring r;
+    g_autofree char *v = NULL;
+    g_autoptr(QDict) sum = NULL;
+    g_autoptr(GPtrArray) br = NULL;
+    g_autofree char *line = NULL;
+
+    start_announced(&f, &r);
+    ring_push(&r, "abcdef");
+    ring_push(&r, "the last words");
+    line = console_line(1000000, "abcXef");
+    begin(f.qts, 0);
+    uart_puts(f.qts, line);
+    uart_puts(f.qts, "\r\n");
+    end(f.qts, 0);
+    begin(f.qts, 1);
+    uart_puts(f.qts, "[    0.002000] the la");
+    sum = quit_l1_summary(&f);
+    v = verdicts_of(&f, "bracket");
+    g_assert_cmpstr(v, ==, "corrupt:0 cut:1");
+    br = events_of(&f, "bracket");
+    g_assert_cmpint(qdict_get_int(br->pdata[0], "at"), ==, 18);
+    g_assert_cmpint(qdict_get_int(br->pdata[0], "want"), ==, 'd');
+    g_assert_cmpint(qdict_get_int(br->pdata[0], "got"), ==, 'X');
+    g_assert_true(qdict_haskey(br->pdata[1], "open"));
+    g_assert_cmpint(sub_int(sum, "records", "damaged"), ==, 1);
+    g_assert_cmpint(sub_int(sum, "records", "cut"), ==, 1);
+    g_assert_cmpint(sub_int(sum, "records", "delivered"), ==, 0);
+    fixture_stop(&f);
+}
+
+/*
+ * Hostile markers: nesting beyond the bound, a seq that is no record, a
+ * bracket longer than any console record, byte-wide window accesses, an
+ * unknown command, a note announced in MMIO.  The UART keeps working.
+ */
+static void test_hostile(void)
+{
+    Fixture f = { 0 };
+    Ring r;
+    g_autofree char *v = NULL;
+    int i;
+
+    start_announced(&f, &r);
+    ring_push(&r, "only record");
+    for (i = 0; i < 8; i++) {
+        begin(f.qts, 0);
+    }
+    for (i = 0; i < 8; i++) {
+        end(f.qts, 0);
+    }
+    bracket(f.qts, 0x80000000u, "not a record");
+    begin(f.qts, 0);
+    for (i = 0; i < 3000; i++) {
+        uart_put(f.qts, 'x');
+    }
+    end(f.qts, 0);
+    qtest_outb(f.qts, EXT, 1);
+    qtest_outw(f.qts, EXT + 4, 1);
+    qtest_outl(f.qts, EXT + 12, 0x77);
+    announce(f.qts, 0xfee00000ull);     /* the local APIC's page */
+    qtest_clock_step(f.qts, 300 * 1000 * 1000);
+    bracket(f.qts, 0, "only record");
+    v = verdicts_of(&f, "bracket");
+    /* 4 nested empty brackets ignored; the rest judged */
+    g_assert_cmpstr(v, ==, "bogus:2147483648 corrupt:0 ok:0");
+    uart_put(f.qts, 'z');
+    g_assert_cmpuint(rs_counter(f.qts, "tx-bytes"), >, 3000);
+    fixture_stop(&f);
+}
+
+int main(int argc, char **argv)
+{
+    g_test_init(&argc, &argv, NULL);
+    qtest_add_func("/ringside-ext/discovery", test_discovery);
+    qtest_add_func("/ringside-ext/ok", test_ok);
+    qtest_add_func("/ringside-ext/nested-takeover", test_nested_takeover);
+    qtest_add_func("/ringside-ext/skipped", test_skipped);
+    qtest_add_func("/ringside-ext/corrupt-and-open", test_corrupt_and_open);
+    qtest_add_func("/ringside-ext/hostile", test_hostile);
+    return g_test_run();
+}
