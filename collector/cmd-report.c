@@ -20,6 +20,7 @@ int rs_cmd_report(int argc, char **argv)
     g_autoptr(GError) error = NULL;
     g_autoptr(RsEventStream) events = NULL;
     RsVerdictReport r;
+    RsL1Report l1;
 
     g_option_context_add_main_entries(ctx, entries, NULL);
     g_option_context_set_description(ctx,
@@ -44,10 +45,12 @@ int rs_cmd_report(int argc, char **argv)
         return 2;
     }
     rs_verdict_report_build(events, &r);
+    rs_l1_report_build(events, &l1);
     if (json) {
-        rs_verdict_report_print_json(stdout, events, &r);
+        rs_verdict_report_print_json(stdout, events, &r, &l1);
     } else {
         rs_verdict_report_print(stdout, events, &r);
+        rs_l1_report_print(stdout, events, &l1);
     }
-    return r.problems ? 1 : 0;
+    return r.problems || l1.problems ? 1 : 0;
 }

@@ -124,6 +124,7 @@ int rs_cmd_run(int argc, char **argv)
     g_autoptr(RsEventStream) events = NULL;
     g_autoptr(RsTranscript) t = NULL;
     RsVerdictReport verdicts;
+    RsL1Report l1;
     g_autofree char *qemu = NULL, *kernel = NULL, *initrd = NULL;
     g_autofree char *case_name = NULL, *accel = NULL, *out = NULL;
     g_autofree char *append = NULL, *pace = NULL;
@@ -252,9 +253,11 @@ int rs_cmd_run(int argc, char **argv)
     t = rs_transcript_build(events);
     end = guest_end(&res, t);
     rs_verdict_report_build(events, &verdicts);
+    rs_l1_report_build(events, &l1);
     if (!quiet) {
         print_transcript(t);
         rs_verdict_report_print(stdout, events, &verdicts);
+        rs_l1_report_print(stdout, events, &l1);
     }
 
     printf("ringside: case=%s ended=%s bytes=%" G_GUINT64_FORMAT
@@ -276,6 +279,12 @@ int rs_cmd_run(int argc, char **argv)
         }
         if (verdicts.lines[7]) {
             printf(" unchecked=%" G_GUINT64_FORMAT, verdicts.lines[7]);
+        }
+    }
+    if (l1.present) {
+        printf(" l1=%s", l1.problems ? "problems" : "clean");
+        if (l1.problems) {
+            printf(":%" G_GUINT64_FORMAT, l1.problems);
         }
     }
     if (t->unsent_bytes || t->overrun_bytes || t->cleared_bytes) {

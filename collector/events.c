@@ -34,6 +34,9 @@ void rs_event_stream_free(RsEventStream *s)
         g_array_unref(s->lines);
         g_array_unref(s->records);
         g_hash_table_unref(s->summary_counts);
+        g_array_unref(s->brackets);
+        g_array_unref(s->l1_records);
+        g_hash_table_unref(s->l1_summary);
         g_free(s);
     }
 }
@@ -151,9 +154,12 @@ static gboolean parse_record_verdict(JsonObject *o, RsRecordVerdict *rv)
     return TRUE;
 }
 
-/* The summary's "lines"/"records" object: verdict name -> count. */
-static gboolean parse_summary_counts(RsEventStream *s, JsonObject *o,
-                                     const char *which)
+/*
+ * A summary's object of counts @which, into @into as name -> count, each
+ * name preceded by @prefix.
+ */
+static gboolean parse_counts(GHashTable *into, JsonObject *o,
+                             const char *which, const char *prefix)
 {
     JsonNode *n = json_object_get_member(o, which);
     g_autoptr(GList) names = NULL;
@@ -171,9 +177,44 @@ static gboolean parse_summary_counts(RsEventStream *s, JsonObject *o,
         if (!member_int(c, l->data, 0, G_MAXINT64, &v)) {
             return FALSE;
         }
-        g_hash_table_insert(s->summary_counts, g_strdup(l->data),
+        g_hash_table_insert(into, g_strconcat(prefix, l->data, NULL),
                             g_memdup2(&v, sizeof(v)));
     }
+    return TRUE;
+}
+
+static gboolean parse_bracket(JsonObject *o, RsBracket *b)
+{
+    gint64 seq, cpu, len, vt, first = 0, last = 0, open = 0, nested = 0,
+           by_cpu = -1, by_seq = 0, at = -1, want = -1, got = -1, count = 0;
+
+    memset(b, 0, sizeof(*b));
+    if (!member_str(o, "verdict", b->verdict, sizeof(b->verdict)) ||
+        !member_int(o, "seq", 0, G_MAXINT64, &seq) ||
+        !member_int(o, "cpu", -1, G_MAXINT32, &cpu) ||
+        !member_int(o, "vt", 0, G_MAXINT64, &vt) ||
+        !member_int(o, "len", 0, G_MAXUINT32, &len) ||
+        !member_opt(o, "first", 0, G_MAXINT64, &first, &b->has_bytes) ||
+        !member_opt(o, "last", first, G_MAXINT64, &last, NULL) ||
+        !member_opt(o, "open", 1, 1, &open, &b->open) ||
+        !member_opt(o, "nested", 1, 1, &nested, &b->nested) ||
+        !member_opt(o, "by_cpu", -1, G_MAXINT32, &by_cpu, &b->taken) ||
+        !member_opt(o, "by_seq", 0, G_MAXINT64, &by_seq, NULL) ||
+        !member_opt(o, "at", 0, G_MAXINT32, &at, NULL) ||
+        !member_opt(o, "want", -1, 255, &want, NULL) ||
+        !member_opt(o, "got", -1, 255, &got, NULL) ||
+        !member_opt(o, "count", 0, G_MAXINT64, &count, NULL)) {
+        return FALSE;
+    }
+    b->seq = seq;
+    b->cpu = cpu;
+    b->first = first;
+    b->last = last;
+    b->by_cpu = by_cpu;
+    b->by_seq = by_seq;
+    b->at = at;
+    b->want = want;
+    b->got = got;
     return TRUE;
 }
 
@@ -299,13 +340,56 @@ static gboolean parse_line(RsEventStream *s, JsonParser *parser,
     } else if (g_str_equal(ev, "summary")) {
         if (!member_str(o, "reason", s->summary_reason,
                         sizeof(s->summary_reason)) ||
-            !parse_summary_counts(s, o, "lines") ||
-            !parse_summary_counts(s, o, "records")) {
+            !parse_counts(s->summary_counts, o, "lines", "") ||
+            !parse_counts(s->summary_counts, o, "records", "")) {
             g_set_error(error, RS_ERROR, RS_ERROR_BAD_INPUT,
                         "malformed \"summary\" record");
             return FALSE;
         }
         s->saw_summary = TRUE;
+    } else if (g_str_equal(ev, "handshake")) {
+        if (!member_int(o, "note", 0, G_MAXINT64, &n)) {
+            g_set_error(error, RS_ERROR, RS_ERROR_BAD_INPUT,
+                        "malformed \"handshake\" record");
+            return FALSE;
+        }
+        s->saw_handshake = TRUE;
+        s->handshake_note = n;
+    } else if (g_str_equal(ev, "bracket")) {
+        RsBracket b;
+
+        if (!parse_bracket(o, &b)) {
+            g_set_error(error, RS_ERROR, RS_ERROR_BAD_INPUT,
+                        "malformed \"bracket\" record");
+            return FALSE;
+        }
+        g_array_append_val(s->brackets, b);
+    } else if (g_str_equal(ev, "l1-record")) {
+        RsRecordVerdict rv;
+
+        if (!parse_record_verdict(o, &rv)) {
+            g_set_error(error, RS_ERROR, RS_ERROR_BAD_INPUT,
+                        "malformed \"l1-record\" record");
+            return FALSE;
+        }
+        g_array_append_val(s->l1_records, rv);
+    } else if (g_str_equal(ev, "l1-summary")) {
+        gint64 takeovers, unattributed;
+
+        g_hash_table_remove_all(s->l1_summary);
+        if (!parse_counts(s->l1_summary, o, "brackets", "bracket-") ||
+            !parse_counts(s->l1_summary, o, "records", "record-") ||
+            !member_int(o, "takeovers", 0, G_MAXINT64, &takeovers) ||
+            !member_int(o, "unattributed", 0, G_MAXINT64, &unattributed)) {
+            g_set_error(error, RS_ERROR, RS_ERROR_BAD_INPUT,
+                        "malformed \"l1-summary\" record");
+            return FALSE;
+        }
+        g_hash_table_insert(s->l1_summary, g_strdup("takeovers"),
+                            g_memdup2(&takeovers, sizeof(takeovers)));
+        g_hash_table_insert(s->l1_summary, g_strdup("unattributed"),
+                            g_memdup2(&unattributed, sizeof(unattributed)));
+        s->saw_l1_summary = TRUE;
     } else if (g_str_equal(ev, "start")) {
         s->saw_start = TRUE;
         s->paced = g_strcmp0(json_object_get_string_member_with_default(
@@ -329,6 +413,10 @@ RsEventStream *rs_event_stream_load(const char *path, GError **error)
     s->records = g_array_new(FALSE, FALSE, sizeof(RsRecordVerdict));
     s->summary_counts = g_hash_table_new_full(g_str_hash, g_str_equal,
                                               g_free, g_free);
+    s->brackets = g_array_new(FALSE, FALSE, sizeof(RsBracket));
+    s->l1_records = g_array_new(FALSE, FALSE, sizeof(RsRecordVerdict));
+    s->l1_summary = g_hash_table_new_full(g_str_hash, g_str_equal, g_free,
+                                          g_free);
     fin = g_file_read(file, NULL, error);
     if (!fin) {
         return NULL;

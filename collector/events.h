@@ -45,6 +45,19 @@ typedef struct {
     gint level;
 } RsRecordVerdict;
 
+/* A console record bracketed by the kernel, judged ("bracket" event). */
+typedef struct {
+    char verdict[16];   /* ok, torn, cut, corrupt, dropped-notice,
+                         * overwritten, bogus, unchecked */
+    guint64 seq;
+    gint cpu;           /* the vCPU that wrote it, -1 not a vCPU */
+    gboolean has_bytes, open, nested, taken;
+    guint64 first, last;
+    gint by_cpu;        /* taken: the vCPU that took over */
+    guint64 by_seq;
+    gint at, want, got; /* corrupt */
+} RsBracket;
+
 typedef struct {
     GArray *tx;             /* RsTxByte, in stream order */
     GArray *lines;          /* RsLineVerdict */
@@ -60,6 +73,17 @@ typedef struct {
     guint64 index_gaps;     /* tx indexes missing from the stream */
     gboolean saw_start;
     gboolean paced;         /* the device ran pace=line */
+
+    /* Level 1: a kernel with the ringside handshake. */
+    gboolean saw_handshake; /* it announced its ring */
+    guint64 handshake_note; /* the note's guest physical address */
+    GArray *brackets;       /* RsBracket */
+    GArray *l1_records;     /* RsRecordVerdict: missing, cut, damaged,
+                             * dropped, duplicate */
+    gboolean saw_l1_summary;
+    /* "l1-summary" counts: "bracket-<verdict>", "record-<verdict>",
+     * "takeovers", "unattributed" -> gint64 * */
+    GHashTable *l1_summary;
 } RsEventStream;
 
 /* The byte with stream index @index, or NULL. */

@@ -254,7 +254,8 @@ void rs_verdict_report_print(FILE *f, const RsEventStream *s,
 }
 
 void rs_verdict_report_print_json(FILE *f, const RsEventStream *s,
-                                  const RsVerdictReport *r)
+                                  const RsVerdictReport *r,
+                                  const RsL1Report *l1)
 {
     int k;
 
@@ -274,7 +275,9 @@ void rs_verdict_report_print_json(FILE *f, const RsEventStream *s,
     fprintf(f, "},\"problems\":%" G_GUINT64_FORMAT ",\"latency_ns\":{\"n\":%"
             G_GUINT64_FORMAT ",\"min\":%" G_GINT64_FORMAT ",\"p50\":%"
             G_GINT64_FORMAT ",\"p99\":%" G_GINT64_FORMAT ",\"max\":%"
-            G_GINT64_FORMAT ",\"not_measured\":%" G_GUINT64_FORMAT "}}\n",
+            G_GINT64_FORMAT ",\"not_measured\":%" G_GUINT64_FORMAT "}",
             r->problems, r->lat_n, r->lat_min, r->lat_p50, r->lat_p99,
             r->lat_max, r->lat_unknown + r->lat_negative);
+    rs_l1_report_print_json(f, l1);
+    fputs("}\n", f);
 }

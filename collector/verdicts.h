@@ -7,6 +7,7 @@
 #define RINGSIDE_VERDICTS_H
 
 #include "events.h"
+#include "l1verdicts.h"
 
 #include <stdio.h>
 
@@ -37,8 +38,9 @@ void rs_verdict_report_build(const RsEventStream *s, RsVerdictReport *r);
 /* The table ringside report and ringside run print. */
 void rs_verdict_report_print(FILE *f, const RsEventStream *s,
                              const RsVerdictReport *r);
-/* The same as one JSON object, with a newline. */
+/* The same as one JSON object, with level 1's if any, and a newline. */
 void rs_verdict_report_print_json(FILE *f, const RsEventStream *s,
-                                  const RsVerdictReport *r);
+                                  const RsVerdictReport *r,
+                                  const RsL1Report *l1);
 
 #endif

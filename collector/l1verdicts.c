@@ -1,0 +1,232 @@
+/*
+ * Level 1 verdicts read back from the event stream; see l1verdicts.h.
+ */
+#include "l1verdicts.h"
+
+#include <string.h>
+
+/* In the device's order (hw/char/ringside-l1.h). */
+const char *const rs_bracket_verdicts[RS_N_BRACKET_VERDICTS] = {
+    "ok", "torn", "cut", "corrupt", "dropped-notice", "overwritten",
+    "bogus", "unchecked",
+};
+const char *const rs_l1_record_verdicts[RS_N_L1_RECORD_VERDICTS] = {
+    "delivered", "missing", "cut", "damaged", "dropped", "filtered",
+    "duplicate",
+};
+
+static const char *const bracket_notes[RS_N_BRACKET_VERDICTS] = {
+    "", "whole, but other bytes reached the wire inside it",
+    "only a prefix: the writer stopped or was taken over",
+    "bytes differ from the record", "the kernel's own count",
+    "left the ring before it could be compared",
+    "the kernel marked a record that is not in the ring",
+    "marked before the ring was found",
+};
+static const char *const record_notes[RS_N_L1_RECORD_VERDICTS] = {
+    "", "at a printed level, never on the wire",
+    "only a prefix ever reached the wire",
+    "only a damaged copy ever reached the wire",
+    "the kernel said it dropped them", "below the console loglevel",
+    "printed whole more than once",
+};
+
+#define DETAIL_MAX 10
+
+static int index_of(const char *const *names, int n, const char *v)
+{
+    int k;
+
+    for (k = 0; k < n; k++) {
+        if (!strcmp(names[k], v)) {
+            return k;
+        }
+    }
+    return -1;
+}
+
+static guint64 summary_count(const RsEventStream *s, const char *prefix,
+                             const char *name, gboolean *found)
+{
+    g_autofree char *key = g_strconcat(prefix, name, NULL);
+    const gint64 *v = g_hash_table_lookup(s->l1_summary, key);
+
+    *found = v != NULL;
+    return v ? (guint64)*v : 0;
+}
+
+void rs_l1_report_build(const RsEventStream *s, RsL1Report *r)
+{
+    guint64 cpus = 0;   /* bit per vCPU 0..62, bit 63 for the rest */
+    gboolean found;
+    guint i;
+    int k;
+
+    memset(r, 0, sizeof(*r));
+    r->present = s->brackets->len || s->saw_l1_summary;
+    for (i = 0; i < s->brackets->len; i++) {
+        const RsBracket *b = &g_array_index(s->brackets, RsBracket, i);
+
+        k = index_of(rs_bracket_verdicts, RS_N_BRACKET_VERDICTS, b->verdict);
+        if (k >= 0) {
+            r->brackets[k]++;
+        }
+        cpus |= 1ull << (b->cpu >= 0 && b->cpu < 63 ? b->cpu : 63);
+    }
+    r->cpus = __builtin_popcountll(cpus);
+    for (i = 0; i < s->l1_records->len; i++) {
+        const RsRecordVerdict *rv = &g_array_index(s->l1_records,
+                                                   RsRecordVerdict, i);
+
+        k = index_of(rs_l1_record_verdicts, RS_N_L1_RECORD_VERDICTS,
+                     rv->verdict);
+        if (k >= 0) {
+            r->records[k] += rv->count;
+        }
+    }
+    /* delivered and filtered records are only counted, in the summary */
+    r->summary_agrees = s->saw_l1_summary;
+    if (s->saw_l1_summary) {
+        r->records[0] = summary_count(s, "record-", "delivered", &found);
+        r->records[5] = summary_count(s, "record-", "filtered", &found);
+        r->takeovers = summary_count(s, "", "takeovers", &found);
+        r->unattributed = summary_count(s, "", "unattributed", &found);
+        for (k = 0; k < RS_N_BRACKET_VERDICTS; k++) {
+            if (summary_count(s, "bracket-", rs_bracket_verdicts[k],
+                              &found) != r->brackets[k] || !found) {
+                r->summary_agrees = FALSE;
+            }
+        }
+        for (k = 1; k < RS_N_L1_RECORD_VERDICTS; k++) {
+            if (k != 5 && (summary_count(s, "record-",
+                                         rs_l1_record_verdicts[k], &found) !=
+                           r->records[k] || !found)) {
+                r->summary_agrees = FALSE;
+            }
+        }
+    }
+    r->problems = r->brackets[1] + r->brackets[3] + r->brackets[6] +
+                  r->records[1] + r->records[2] + r->records[3] +
+                  r->records[6];
+}
+
+void rs_l1_report_print(FILE *f, const RsEventStream *s, const RsL1Report *r)
+{
+    guint64 total = 0;
+    guint i, shown;
+    int k;
+
+    if (!r->present) {
+        return;
+    }
+    for (k = 0; k < RS_N_BRACKET_VERDICTS; k++) {
+        total += r->brackets[k];
+    }
+    fprintf(f, "level 1: ");
+    if (s->saw_handshake) {
+        fprintf(f, "ring announced (note at 0x%" G_GINT64_MODIFIER "x)",
+                s->handshake_note);
+    } else {
+        fprintf(f, "records marked, ring not announced");
+    }
+    fprintf(f, "; %s\n", s->saw_l1_summary ?
+            (r->summary_agrees ? "device summary agrees" :
+             "DEVICE SUMMARY DIFFERS from its events") :
+            "no device summary (the guest had not stopped)");
+    fprintf(f, "console records %13" G_GUINT64_FORMAT "  from %u vCPU%s\n",
+            total, r->cpus, r->cpus == 1 ? "" : "s");
+    for (k = 0; k < RS_N_BRACKET_VERDICTS; k++) {
+        fprintf(f, "  %-16s %10" G_GUINT64_FORMAT "%s%s\n",
+                rs_bracket_verdicts[k], r->brackets[k],
+                k && r->brackets[k] ? "  " : "",
+                k && r->brackets[k] ? bracket_notes[k] : "");
+    }
+    fprintf(f, "ring records\n");
+    for (k = 0; k < RS_N_L1_RECORD_VERDICTS; k++) {
+        fprintf(f, "  %-16s %10" G_GUINT64_FORMAT "%s%s\n",
+                rs_l1_record_verdicts[k], r->records[k],
+                k && r->records[k] ? "  " : "",
+                k && r->records[k] ? record_notes[k] : "");
+    }
+    fprintf(f, "  takeovers %16" G_GUINT64_FORMAT "  unattributed bytes %"
+            G_GUINT64_FORMAT "\n", r->takeovers, r->unattributed);
+    for (i = 0, shown = 0; i < s->brackets->len && shown < DETAIL_MAX; i++) {
+        const RsBracket *b = &g_array_index(s->brackets, RsBracket, i);
+
+        if (!strcmp(b->verdict, "ok") ||
+            !strcmp(b->verdict, "dropped-notice") ||
+            !strcmp(b->verdict, "overwritten") ||
+            !strcmp(b->verdict, "unchecked")) {
+            continue;
+        }
+        shown++;
+        fprintf(f, "  %s record seq %" G_GUINT64_FORMAT " from cpu %d",
+                b->verdict, b->seq, b->cpu);
+        if (b->has_bytes) {
+            fprintf(f, ", bytes %" G_GUINT64_FORMAT "..%" G_GUINT64_FORMAT,
+                    b->first, b->last);
+        }
+        if (b->taken) {
+            fprintf(f, ", taken over by cpu %d (seq %" G_GUINT64_FORMAT ")",
+                    b->by_cpu, b->by_seq);
+        }
+        if (b->nested) {
+            fputs(", interrupted on its cpu", f);
+        }
+        if (b->open) {
+            fputs(", never ended", f);
+        }
+        if (!strcmp(b->verdict, "corrupt")) {
+            fprintf(f, ", first difference at byte %d", b->at);
+        }
+        fputc('\n', f);
+    }
+    for (i = 0, shown = 0; i < s->l1_records->len && shown < DETAIL_MAX;
+         i++) {
+        const RsRecordVerdict *rv = &g_array_index(s->l1_records,
+                                                   RsRecordVerdict, i);
+
+        if (!strcmp(rv->verdict, "dropped")) {
+            continue;
+        }
+        shown++;
+        fprintf(f, "  %s record seq %" G_GUINT64_FORMAT, rv->verdict,
+                rv->seq);
+        if (rv->count > 1) {
+            fprintf(f, "..%" G_GUINT64_FORMAT, rv->seq + rv->count - 1);
+        }
+        if (rv->level >= 0) {
+            fprintf(f, " (level %d)", rv->level);
+        }
+        fputc('\n', f);
+    }
+    fprintf(f, "level 1 verdict: %s", r->problems ? "PROBLEMS" : "clean");
+    if (r->problems) {
+        fprintf(f, " (%" G_GUINT64_FORMAT ")", r->problems);
+    }
+    fputc('\n', f);
+}
+
+void rs_l1_report_print_json(FILE *f, const RsL1Report *r)
+{
+    int k;
+
+    if (!r->present) {
+        return;
+    }
+    fputs(",\"l1\":{\"brackets\":{", f);
+    for (k = 0; k < RS_N_BRACKET_VERDICTS; k++) {
+        fprintf(f, "%s\"%s\":%" G_GUINT64_FORMAT, k ? "," : "",
+                rs_bracket_verdicts[k], r->brackets[k]);
+    }
+    fputs("},\"records\":{", f);
+    for (k = 0; k < RS_N_L1_RECORD_VERDICTS; k++) {
+        fprintf(f, "%s\"%s\":%" G_GUINT64_FORMAT, k ? "," : "",
+                rs_l1_record_verdicts[k], r->records[k]);
+    }
+    fprintf(f, "},\"takeovers\":%" G_GUINT64_FORMAT ",\"unattributed\":%"
+            G_GUINT64_FORMAT ",\"cpus\":%u,\"summary_agrees\":%s,"
+            "\"problems\":%" G_GUINT64_FORMAT "}", r->takeovers,
+            r->unattributed, r->cpus, r->summary_agrees ? "true" : "false",
+            r->problems);
+}

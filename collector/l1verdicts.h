@@ -1,0 +1,36 @@
+/*
+ * Level 1: what ringside-serial judged of the console records that a
+ * kernel with the ringside handshake bracketed ("bracket", "l1-record" and
+ * "l1-summary" events): per-bracket and per-record counts, takeovers, and
+ * the records that did not reach the wire whole.
+ */
+#ifndef RINGSIDE_L1VERDICTS_H
+#define RINGSIDE_L1VERDICTS_H
+
+#include "events.h"
+
+#include <stdio.h>
+
+extern const char *const rs_bracket_verdicts[];
+extern const char *const rs_l1_record_verdicts[];
+#define RS_N_BRACKET_VERDICTS   8
+#define RS_N_L1_RECORD_VERDICTS 7
+
+typedef struct {
+    gboolean present;       /* the kernel bracketed its records */
+    guint64 brackets[RS_N_BRACKET_VERDICTS];
+    guint64 records[RS_N_L1_RECORD_VERDICTS];
+    guint64 takeovers, unattributed;
+    guint cpus;             /* vCPUs that wrote records */
+    gboolean summary_agrees;
+    /* torn, corrupt and bogus brackets; missing, cut, damaged and
+     * duplicate records */
+    guint64 problems;
+} RsL1Report;
+
+void rs_l1_report_build(const RsEventStream *s, RsL1Report *r);
+void rs_l1_report_print(FILE *f, const RsEventStream *s, const RsL1Report *r);
+/* ,"l1":{...} for the JSON report, or nothing without level 1. */
+void rs_l1_report_print_json(FILE *f, const RsL1Report *r);
+
+#endif
