@@ -15,6 +15,11 @@ report `ringside report` prints):
   missing    records at or above the console loglevel never printed
   dropped    records the kernel overwrote before printing (and said so)
   torn/corrupt/unmatched  damaged console lines
+and, where the kernel has the ringside handshake (patched), its level 1
+verdicts, exact by seq:
+  l1-missing records the console went past that never reached the wire
+  l1-cut     records of which only a prefix ever reached the wire
+  takeovers  records another CPU took over while one was printing them
 Usage: panic_table.py [--cases a,b] [--kernels patched,stock,rt]
                       [--pace off|line] [--storm N] [--markdown]
 """
@@ -65,10 +70,17 @@ def run(kernel, case, pace, storm, out):
     with open(os.path.join(out, "console.log"), "rb") as f:
         panic_line = b"Kernel panic - not syncing" in f.read()
     lines, recs = v.get("lines", {}), v.get("records", {})
-    return {"ended": ended, "panic-line": "yes" if panic_line else "NO",
-            "ok": lines.get("ok", 0), "missing": recs.get("missing", 0),
-            "dropped": recs.get("dropped", 0), "torn": lines.get("torn", 0),
-            "corrupt": lines.get("corrupt", 0), "unmatched": lines.get("unmatched", 0)}
+    l1 = v.get("l1")
+    row = {"ended": ended, "panic-line": "yes" if panic_line else "NO",
+           "ok": lines.get("ok", 0), "missing": recs.get("missing", 0),
+           "dropped": recs.get("dropped", 0), "torn": lines.get("torn", 0),
+           "corrupt": lines.get("corrupt", 0), "unmatched": lines.get("unmatched", 0),
+           "l1-missing": "-", "l1-cut": "-", "takeovers": "-"}
+    if l1:
+        row["l1-missing"] = l1["records"]["missing"]
+        row["l1-cut"] = l1["records"]["cut"] + l1["records"]["damaged"]
+        row["takeovers"] = l1["takeovers"]
+    return row
 
 
 def main():
@@ -77,7 +89,8 @@ def main():
     storm = int(arg("--storm", "1"))
     have = kernels()
     names = [k for k in arg("--kernels", "patched,stock,rt").split(",") if k in have]
-    cols = ["ended", "panic-line", "ok", "missing", "dropped", "torn", "corrupt", "unmatched"]
+    cols = ["ended", "panic-line", "ok", "missing", "dropped", "torn", "corrupt", "unmatched",
+            "l1-missing", "l1-cut", "takeovers"]
     md = "--markdown" in sys.argv
     if md:
         print("| case | kernel | " + " | ".join(cols) + " |")

@@ -169,6 +169,16 @@ static int partial_of(rs_l1 *l, uint64_t seq)
     return l->partial_seq[slot] == seq + 1 ? l->partial_kind[slot] : -1;
 }
 
+/*
+ * The record's text is no longer in the ring: its slot was reused (GONE) or
+ * its data block given up (NODATA), as a storm does to records all the
+ * time.
+ */
+static bool text_gone(rs_rec_status st)
+{
+    return st == RS_REC_GONE || st == RS_REC_NODATA;
+}
+
 static bool filtered(const rs_l1 *l, int level)
 {
     return l->loglevel > 0 ? level >= l->loglevel : level > l->max_level;
@@ -185,8 +195,7 @@ static void judge_skipped_one(rs_l1 *l, run *r, uint64_t seq, uint64_t first)
     if (kind >= 0) {
         v = kind;
     } else if (seq < first ||
-               rs_ring_read_settled(l->ring, seq, &rec, NULL, 0) ==
-               RS_REC_GONE) {
+               text_gone(rs_ring_read_settled(l->ring, seq, &rec, NULL, 0))) {
         /* overwritten before the console got to it */
         v = l->dropped_credit ? RS_R_DROPPED : RS_R_MISSING;
     } else {
@@ -373,18 +382,21 @@ static void judge_frame(rs_l1 *l, int cpu, rs_l1_frame *f, bool open)
     } else if (!l->ring) {
         bi.verdict = RS_B_UNCHECKED;
     } else {
-        switch (rs_ring_read_settled(l->ring, f->seq, &rec, text,
-                                     sizeof(text))) {
-        case RS_REC_OK:
+        rs_rec_status st = rs_ring_read_settled(l->ring, f->seq, &rec, text,
+                                                sizeof(text));
+        uint64_t head = 0;
+
+        if (st == RS_REC_OK) {
             level = rec.level;
             compare(l, f, &rec, &bi);
-            break;
-        case RS_REC_GONE:
+        } else if (text_gone(st) ||
+                   (st == RS_REC_NOT_YET &&
+                    rs_ring_next_seq(l->ring, &head) == RS_OK &&
+                    f->seq < head)) {
+            /* a newer record is being stored in its slot */
             bi.verdict = RS_B_OVERWRITTEN;
-            break;
-        default:
+        } else {
             bi.verdict = RS_B_BOGUS;
-            break;
         }
     }
 
@@ -410,6 +422,12 @@ static void judge_frame(rs_l1 *l, int cpu, rs_l1_frame *f, bool open)
         break;
     case RS_B_CORRUPT:
         deliver_partial(l, f->seq, RS_R_DAMAGED);
+        break;
+    case RS_B_UNCHECKED:
+        /* printed while there was no ring: what it skipped goes unjudged */
+        if (l->started && f->seq >= l->next) {
+            l->next = f->seq + 1;
+        }
         break;
     default:
         break;

@@ -334,6 +334,44 @@ static void test_hostile(void)
     fixture_stop(&f);
 }
 
+/*
+ * The ring lost and found again (a reset of the search): records printed
+ * meanwhile are unchecked, and the ones they skipped are not blamed.
+ */
+static void test_unchecked_gap(void)
+{
+    g_autofree char *text = vmcoreinfo_61(START_KERNEL_MAP + PRB_PTR_PA);
+    Fixture f = { 0 };
+    Ring r;
+    g_autofree char *st = NULL;
+    g_autofree char *v = NULL;
+    g_autoptr(QDict) sum = NULL;
+
+    start_announced(&f, &r);
+    ring_push(&r, "zero");
+    ring_push(&r, "one");
+    ring_push(&r, "two");
+    ring_push(&r, "three");
+    bracket(f.qts, 0, "zero");
+    /* a note announced elsewhere: no ring until it is there */
+    qtest_memset(f.qts, NOTE_PA, 0, 4096);
+    announce(f.qts, NOTE_PA + 0x1000);
+    qtest_clock_step(f.qts, 1);
+    st = ring_state(f.qts);
+    g_assert_cmpstr(st, ==, "none");
+    bracket(f.qts, 2, "two");
+    put_note(f.qts, NOTE_PA + 0x1000, text);
+    announce(f.qts, NOTE_PA + 0x1000);
+    qtest_clock_step(f.qts, 1);
+    bracket(f.qts, 3, "three");
+    v = verdicts_of(&f, "bracket");
+    g_assert_cmpstr(v, ==, "ok:0 unchecked:2 ok:3");
+    sum = quit_l1_summary(&f);
+    g_assert_cmpint(sub_int(sum, "records", "delivered"), ==, 2);
+    g_assert_cmpint(sub_int(sum, "records", "missing"), ==, 0);
+    fixture_stop(&f);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -343,5 +381,6 @@ int main(int argc, char **argv)
     qtest_add_func("/ringside-ext/skipped", test_skipped);
     qtest_add_func("/ringside-ext/corrupt-and-open", test_corrupt_and_open);
     qtest_add_func("/ringside-ext/hostile", test_hostile);
+    qtest_add_func("/ringside-ext/unchecked-gap", test_unchecked_gap);
     return g_test_run();
 }
