@@ -69,8 +69,9 @@ def paced(out):
     overruns = [e["i"] for e in ev if e["ev"] == "overrun"]
     lines = [e for e in ev if e["ev"] == "line"]
     # Bytes lost early in a line (its timestamp) leave no record to
-    # compare it with: such a line is unmatched rather than corrupt.
-    damaged = ("corrupt", "unmatched")
+    # compare it with: such a line is unmatched rather than corrupt; a lost
+    # byte can also make a line read as two records interleaved (torn).
+    damaged = ("corrupt", "unmatched", "torn")
     bad = [e for e in lines if e["verdict"] not in ("ok",) + damaged]
     corrupt = [e for e in lines if e["verdict"] in damaged]
     inside = lambda i, e: e["first"] <= i <= e["last"]
