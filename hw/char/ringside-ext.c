@@ -167,7 +167,6 @@ static void ext_write(void *opaque, hwaddr addr, uint64_t val, unsigned size)
 {
     RingsideSerialState *s = opaque;
     int cpu = ext_cpu();
-    int64_t vt = qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL);
 
     if (cpu + 1 >= RS_L1_SLOTS) {
         if (!s->ext_cpu_logged) {
@@ -180,14 +179,15 @@ static void ext_write(void *opaque, hwaddr addr, uint64_t val, unsigned size)
     switch (addr) {
     case RS_EXT_BEGIN:
         s->ext_marked = true;
-        if (!rs_l1_begin(&s->l1, cpu, val, vt)) {
+        if (!rs_l1_begin(&s->l1, cpu, val,
+                         qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL))) {
             qemu_log_mask(LOG_GUEST_ERROR, "ringside-serial: cpu %d nests "
                           "console records deeper than %d\n", cpu,
                           RS_L1_DEPTH);
         }
         break;
     case RS_EXT_END:
-        rs_l1_end(&s->l1, cpu, val, vt);
+        rs_l1_end(&s->l1, cpu, qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL));
         break;
     case RS_EXT_ARG:
         s->ext_arg[cpu + 1] = s->ext_arg[cpu + 1] << 32 | (uint32_t)val;
@@ -223,8 +223,7 @@ void ringside_ext_byte(RingsideSerialState *s, uint8_t byte, uint64_t index,
                        bool lost)
 {
     if (s->ext_marked) {
-        rs_l1_byte(&s->l1, ext_cpu(), byte, index,
-                   qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL), lost);
+        rs_l1_byte(&s->l1, ext_cpu(), byte, index, lost);
     }
 }
 

@@ -179,11 +179,6 @@ static bool text_gone(rs_rec_status st)
     return st == RS_REC_GONE || st == RS_REC_NODATA;
 }
 
-static bool filtered(const rs_l1 *l, int level)
-{
-    return l->loglevel > 0 ? level >= l->loglevel : level > l->max_level;
-}
-
 /* Judge one record the console went past without printing it whole. */
 static void judge_skipped_one(rs_l1 *l, run *r, uint64_t seq, uint64_t first)
 {
@@ -200,7 +195,8 @@ static void judge_skipped_one(rs_l1 *l, run *r, uint64_t seq, uint64_t first)
         v = l->dropped_credit ? RS_R_DROPPED : RS_R_MISSING;
     } else {
         level = rec.level;
-        v = filtered(l, level) ? RS_R_FILTERED : RS_R_MISSING;
+        v = rs_console_filtered(l->loglevel, l->max_level, level) ?
+            RS_R_FILTERED : RS_R_MISSING;
     }
     if (v == RS_R_DROPPED) {
         l->dropped_credit--;
@@ -295,17 +291,6 @@ static bool text_is(const rs_l1_frame *f, const char *s)
     return f->len == n && !memcmp(f->text, s, n);
 }
 
-static uint32_t common_prefix(const uint8_t *a, uint32_t an, const char *b,
-                              size_t bn)
-{
-    uint32_t i = 0;
-
-    while (i < an && i < bn && a[i] == (uint8_t)b[i]) {
-        i++;
-    }
-    return i;
-}
-
 /*
  * Compare f's bytes with the record's console text in every prefix format,
  * the one that matched last first.  Sets the verdict and, if corrupt, where.
@@ -326,7 +311,7 @@ static void compare(rs_l1 *l, const rs_l1_frame *f, const rs_record *rec,
         uint32_t cp;
 
         n = n < sizeof(want) - 1 ? n : sizeof(want) - 1;
-        cp = common_prefix(f->text, f->len, want, n);
+        cp = rs_common_prefix(f->text, f->len, want, n);
         if (cp == f->len && cp == n && !f->overlong) {
             l->fmt_flags = flags;
             bi->verdict = RS_B_OK;
@@ -470,21 +455,20 @@ bool rs_l1_begin(rs_l1 *l, int cpu, uint32_t seq_lo, int64_t vt)
     return true;
 }
 
-void rs_l1_end(rs_l1 *l, int cpu, uint32_t seq_lo, int64_t vt)
+void rs_l1_end(rs_l1 *l, int cpu, int64_t vt)
 {
     int slot = slot_of(cpu);
+    rs_l1_frame *f;
 
-    (void)seq_lo;               /* the innermost bracket is the one ending */
-    (void)vt;
     if (slot < 0 || !l->depth[slot]) {
         return;
     }
-    --l->depth[slot];
-    judge_frame(l, cpu, frame(l, slot, l->depth[slot]), false);
+    f = frame(l, slot, --l->depth[slot]);
+    f->vt = vt;
+    judge_frame(l, cpu, f, false);
 }
 
-bool rs_l1_byte(rs_l1 *l, int cpu, uint8_t byte, uint64_t index,
-                int64_t vt, bool lost)
+bool rs_l1_byte(rs_l1 *l, int cpu, uint8_t byte, uint64_t index, bool lost)
 {
     int slot = slot_of(cpu);
     rs_l1_frame *f;
@@ -499,7 +483,6 @@ bool rs_l1_byte(rs_l1 *l, int cpu, uint8_t byte, uint64_t index,
     }
     f->last = index;
     f->nbytes++;
-    f->vt = vt;
     if (lost) {
         f->lost = 1;            /* judged as what reached the wire */
         return true;

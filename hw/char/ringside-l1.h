@@ -76,7 +76,7 @@ typedef struct rs_l1_frame {
     uint64_t seq;
     uint64_t first, last;       /* byte indexes; valid when nbytes */
     uint64_t nbytes;            /* bytes attributed (CRs and lost ones too) */
-    int64_t vt;                 /* virtual ns of the last byte or begin */
+    int64_t vt;                 /* virtual ns of begin, then of end */
     uint64_t by_seq;            /* taken: the record that took over */
     int32_t by_cpu;             /* taken: its vCPU; RS_L1_NOBODY */
     uint32_t len;               /* bytes kept in text */
@@ -93,7 +93,7 @@ typedef struct rs_l1_bracket_info {
     int cpu;
     uint64_t first, last;       /* has_bytes */
     bool has_bytes;
-    int64_t vt;
+    int64_t vt;                 /* of end; of begin if it never ended */
     uint32_t len;               /* bytes judged, CR before LF not counted */
     bool open;                  /* never ended: judged at the stop */
     bool nested;                /* interrupted on its own vCPU */
@@ -147,20 +147,20 @@ void rs_l1_attach(rs_l1 *l, const rs_ring *ring);
 void rs_l1_reset(rs_l1 *l);
 
 /*
- * Markers from vCPU cpu (-1: not a vCPU) carrying the low 32 bits of a
- * seq; begin returns false when cpu is out of range or its nesting is
- * full (the bracket is not kept).
+ * Markers from vCPU cpu (-1: not a vCPU) at virtual time vt.  begin carries
+ * the low 32 bits of the record's seq, and returns false when cpu is out of
+ * range or its nesting is full (the bracket is not kept).  end closes the
+ * innermost bracket of cpu, whatever seq the guest sent with it.
  */
 bool rs_l1_begin(rs_l1 *l, int cpu, uint32_t seq_lo, int64_t vt);
-void rs_l1_end(rs_l1 *l, int cpu, uint32_t seq_lo, int64_t vt);
+void rs_l1_end(rs_l1 *l, int cpu, int64_t vt);
 
 /*
  * A console byte from vCPU cpu (-1: not a vCPU).  lost: it did not reach
  * the wire (a paced transmitter overrun).  Returns whether a bracket took
  * it.
  */
-bool rs_l1_byte(rs_l1 *l, int cpu, uint8_t byte, uint64_t index,
-                int64_t vt, bool lost);
+bool rs_l1_byte(rs_l1 *l, int cpu, uint8_t byte, uint64_t index, bool lost);
 
 /* The guest stopped: judge open brackets and the records not printed. */
 void rs_l1_finish(rs_l1 *l);

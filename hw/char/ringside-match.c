@@ -159,10 +159,7 @@ static bool line_is(const line *l, const char *s, uint32_t n)
 /* Does the console print nothing of records at this level? */
 static bool filtered(const rs_match *m, int level)
 {
-    if (m->loglevel > 0) {
-        return level >= m->loglevel;
-    }
-    return level > m->max_level;
+    return rs_console_filtered(m->loglevel, m->max_level, level);
 }
 
 /* ---- the line's prefix ---- */
@@ -748,18 +745,7 @@ static bool interleaved(const line *l, const uint8_t *x, uint32_t xn,
     return false;
 }
 
-/* First byte where two strings differ, and how much of their ends agree. */
-static uint32_t common_prefix(const uint8_t *a, uint32_t an, const char *b,
-                              uint32_t bn)
-{
-    uint32_t i = 0;
-
-    while (i < an && i < bn && a[i] == (uint8_t)b[i]) {
-        i++;
-    }
-    return i;
-}
-
+/* How much of two strings' ends agree, beyond skip bytes at the start. */
 static uint32_t common_suffix(const uint8_t *a, uint32_t an, const char *b,
                               uint32_t bn, uint32_t skip)
 {
@@ -781,7 +767,7 @@ static uint32_t common_suffix(const uint8_t *a, uint32_t an, const char *b,
 static bool damaged(const line *l, const cand *c, bool named,
                     rs_verdict_info *vi)
 {
-    uint32_t p = common_prefix(l->b, l->n, c->out, c->l1);
+    uint32_t p = rs_common_prefix(l->b, l->n, c->out, c->l1);
     uint32_t s = common_suffix(l->b, l->n, c->out, c->l1, p);
 
     if (p == l->n && p == c->l1) {
@@ -1029,7 +1015,7 @@ static void judge(rs_match *m, line *l)
             if (get_cand(m, seqs[i], flags, &c) != RS_REC_OK) {
                 continue;
             }
-            sc = common_prefix(l->b, l->n, c.out, c.l1);
+            sc = rs_common_prefix(l->b, l->n, c.out, c.l1);
             sc += common_suffix(l->b, l->n, c.out, c.l1, sc);
             if (!have_best || sc > best_score) {
                 best = c;

@@ -193,6 +193,28 @@ rs_iter_ev rs_iter_next(rs_iter *it, rs_record *rec, char *text, size_t cap);
 size_t rs_format(const rs_record *rec, unsigned flags, size_t limit,
                  char *out, size_t cap);
 
+/* Length of the common prefix of a[0..an) and b[0..bn). */
+static inline uint32_t rs_common_prefix(const uint8_t *a, uint32_t an,
+                                        const char *b, uint32_t bn)
+{
+    uint32_t i = 0;
+
+    while (i < an && i < bn && a[i] == (uint8_t)b[i]) {
+        i++;
+    }
+    return i;
+}
+
+/*
+ * Does the console print nothing of records at level?  loglevel > 0 is the
+ * guest's console_loglevel; 0 infers it as more verbose than max_level, the
+ * highest level printed so far (-1: none yet).
+ */
+static inline bool rs_console_filtered(int loglevel, int max_level, int level)
+{
+    return loglevel > 0 ? level >= loglevel : level > max_level;
+}
+
 /*
  * Is p[0..n) the console's "** N printk messages dropped **" line (without
  * its newline)?  Sets *count to N.
