@@ -2,6 +2,7 @@
  * Level 1 verdicts read back from the event stream; see l1verdicts.h.
  */
 #include "l1verdicts.h"
+#include "verdicts.h"
 
 #include <string.h>
 
@@ -31,20 +32,6 @@ static const char *const record_notes[RS_N_L1_RECORD_VERDICTS] = {
     "printed whole more than once",
 };
 
-#define DETAIL_MAX 10
-
-static int index_of(const char *const *names, int n, const char *v)
-{
-    int k;
-
-    for (k = 0; k < n; k++) {
-        if (!strcmp(names[k], v)) {
-            return k;
-        }
-    }
-    return -1;
-}
-
 static guint64 summary_count(const RsEventStream *s, const char *prefix,
                              const char *name, gboolean *found)
 {
@@ -67,7 +54,8 @@ void rs_l1_report_build(const RsEventStream *s, RsL1Report *r)
     for (i = 0; i < s->brackets->len; i++) {
         const RsBracket *b = &g_array_index(s->brackets, RsBracket, i);
 
-        k = index_of(rs_bracket_verdicts, RS_N_BRACKET_VERDICTS, b->verdict);
+        k = rs_verdict_index(rs_bracket_verdicts, RS_N_BRACKET_VERDICTS,
+                             b->verdict);
         if (k >= 0) {
             r->brackets[k]++;
         }
@@ -78,8 +66,8 @@ void rs_l1_report_build(const RsEventStream *s, RsL1Report *r)
         const RsRecordVerdict *rv = &g_array_index(s->l1_records,
                                                    RsRecordVerdict, i);
 
-        k = index_of(rs_l1_record_verdicts, RS_N_L1_RECORD_VERDICTS,
-                     rv->verdict);
+        k = rs_verdict_index(rs_l1_record_verdicts, RS_N_L1_RECORD_VERDICTS,
+                             rv->verdict);
         if (k >= 0) {
             r->records[k] += rv->count;
         }
@@ -150,7 +138,8 @@ void rs_l1_report_print(FILE *f, const RsEventStream *s, const RsL1Report *r)
     }
     fprintf(f, "  takeovers %16" G_GUINT64_FORMAT "  unattributed bytes %"
             G_GUINT64_FORMAT "\n", r->takeovers, r->unattributed);
-    for (i = 0, shown = 0; i < s->brackets->len && shown < DETAIL_MAX; i++) {
+    for (i = 0, shown = 0; i < s->brackets->len && shown < RS_DETAIL_MAX;
+         i++) {
         const RsBracket *b = &g_array_index(s->brackets, RsBracket, i);
 
         if (!strcmp(b->verdict, "ok") ||
@@ -181,7 +170,7 @@ void rs_l1_report_print(FILE *f, const RsEventStream *s, const RsL1Report *r)
         }
         fputc('\n', f);
     }
-    for (i = 0, shown = 0; i < s->l1_records->len && shown < DETAIL_MAX;
+    for (i = 0, shown = 0; i < s->l1_records->len && shown < RS_DETAIL_MAX;
          i++) {
         const RsRecordVerdict *rv = &g_array_index(s->l1_records,
                                                    RsRecordVerdict, i);

@@ -11,10 +11,7 @@ const char *const rs_record_verdicts[RS_N_RECORD_VERDICTS] = {
     "missing", "filtered", "dropped",
 };
 
-/* Damaged lines and missing records listed in detail, at most. */
-#define DETAIL_MAX  10
-
-static int verdict_index(const char *const *names, int n, const char *v)
+int rs_verdict_index(const char *const *names, int n, const char *v)
 {
     int i;
 
@@ -92,7 +89,8 @@ void rs_verdict_report_build(const RsEventStream *s, RsVerdictReport *r)
     for (i = 0; i < s->lines->len; i++) {
         const RsLineVerdict *lv = &g_array_index(s->lines, RsLineVerdict, i);
 
-        k = verdict_index(rs_line_verdicts, RS_N_LINE_VERDICTS, lv->verdict);
+        k = rs_verdict_index(rs_line_verdicts, RS_N_LINE_VERDICTS,
+                             lv->verdict);
         if (k >= 0) {
             r->lines[k]++;
         }
@@ -101,8 +99,8 @@ void rs_verdict_report_build(const RsEventStream *s, RsVerdictReport *r)
         const RsRecordVerdict *rv = &g_array_index(s->records,
                                                    RsRecordVerdict, i);
 
-        k = verdict_index(rs_record_verdicts, RS_N_RECORD_VERDICTS,
-                          rv->verdict);
+        k = rs_verdict_index(rs_record_verdicts, RS_N_RECORD_VERDICTS,
+                             rv->verdict);
         if (k >= 0) {
             r->records[k] += rv->count;
         }
@@ -201,7 +199,8 @@ void rs_verdict_report_print(FILE *f, const RsEventStream *s,
                 rs_record_verdicts[k], r->records[k],
                 r->records[k] ? "  " : "", r->records[k] ? record_notes[k] : "");
     }
-    for (i = 0, shown = 0; i < s->lines->len && shown < DETAIL_MAX; i++) {
+    for (i = 0, shown = 0; i < s->lines->len && shown < RS_DETAIL_MAX;
+         i++) {
         const RsLineVerdict *lv = &g_array_index(s->lines, RsLineVerdict, i);
 
         if (!strcmp(lv->verdict, "ok") || !strcmp(lv->verdict, "unchecked") ||
@@ -226,7 +225,8 @@ void rs_verdict_report_print(FILE *f, const RsEventStream *s,
         }
         fputc('\n', f);
     }
-    for (i = 0, shown = 0; i < s->records->len && shown < DETAIL_MAX; i++) {
+    for (i = 0, shown = 0; i < s->records->len && shown < RS_DETAIL_MAX;
+         i++) {
         const RsRecordVerdict *rv = &g_array_index(s->records,
                                                    RsRecordVerdict, i);
 

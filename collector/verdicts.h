@@ -17,6 +17,12 @@ extern const char *const rs_record_verdicts[];
 #define RS_N_LINE_VERDICTS      9
 #define RS_N_RECORD_VERDICTS    3
 
+/* Damaged lines and records listed in detail by the reports, at most. */
+#define RS_DETAIL_MAX   10
+
+/* The index of verdict name v in names[0..n), or -1. */
+int rs_verdict_index(const char *const *names, int n, const char *v);
+
 typedef struct {
     guint64 lines[RS_N_LINE_VERDICTS];
     guint64 records[RS_N_RECORD_VERDICTS];  /* missing, filtered, dropped */
