@@ -68,25 +68,10 @@ static void start_announced(Fixture *f, Ring *r)
     g_assert_cmpstr(st, ==, "attached");
 }
 
-static GPtrArray *events_of(Fixture *f, const char *kind)
-{
-    g_autoptr(GPtrArray) ev = read_events(f->events);
-    GPtrArray *out = g_ptr_array_new_with_free_func(
-        (GDestroyNotify)qobject_unref_impl);
-    unsigned i;
-
-    for (i = 0; i < ev->len; i++) {
-        if (!strcmp(qdict_get_str(ev->pdata[i], "ev"), kind)) {
-            g_ptr_array_add(out, qobject_ref((QDict *)ev->pdata[i]));
-        }
-    }
-    return out;
-}
-
 /* "verdict:seq" of every event of a kind, space-separated. */
 static char *verdicts_of(Fixture *f, const char *kind)
 {
-    g_autoptr(GPtrArray) ev = events_of(f, kind);
+    g_autoptr(GPtrArray) ev = events_of(f->events, kind);
     GString *s = g_string_new("");
     unsigned i;
 
@@ -96,23 +81,6 @@ static char *verdicts_of(Fixture *f, const char *kind)
                                qdict_get_int(ev->pdata[i], "seq"));
     }
     return g_string_free(s, false);
-}
-
-/* Quit (the guest stops for good) and return the l1-summary. */
-static QDict *quit_l1_summary(Fixture *f)
-{
-    g_autoptr(GPtrArray) sums = NULL;
-
-    qtest_quit(f->qts);
-    f->qts = NULL;
-    sums = events_of(f, "l1-summary");
-    g_assert_cmpuint(sums->len, ==, 1);
-    return qobject_ref((QDict *)sums->pdata[0]);
-}
-
-static int64_t sub_int(QDict *d, const char *obj, const char *key)
-{
-    return qdict_get_int(qdict_get_qdict(d, obj), key);
 }
 
 /* A plain 16550 (ext=0) stores SCR; ringside-serial answers the key. */
@@ -156,7 +124,7 @@ static void test_ok(void)
     g_autoptr(GPtrArray) hs = NULL;
 
     start_announced(&f, &r);
-    hs = events_of(&f, "handshake");
+    hs = events_of(f.events, "handshake");
     g_assert_cmpuint(hs->len, ==, 1);
     g_assert_cmpint(qdict_get_int(hs->pdata[0], "note"), ==, NOTE_PA);
     ring_push(&r, "a record");
@@ -179,7 +147,7 @@ static void test_ok(void)
     g_assert_cmpuint(rs_counter(f.qts, "l1-unattributed"), ==, 0);
     uart_puts(f.qts, "user space\r\n");
     g_assert_cmpuint(rs_counter(f.qts, "l1-unattributed"), ==, 12);
-    sum = quit_l1_summary(&f);
+    sum = quit_event(&f, "l1-summary");
     g_assert_cmpint(sub_int(sum, "records", "delivered"), ==, 3);
     g_assert_cmpint(sub_int(sum, "records", "missing"), ==, 0);
     g_assert_cmpint(sub_int(sum, "brackets", "ok"), ==, 3);
@@ -212,11 +180,11 @@ static void test_nested_takeover(void)
     end(f.qts, 0);
     v = verdicts_of(&f, "bracket");
     g_assert_cmpstr(v, ==, "ok:0 ok:1 cut:0");
-    br = events_of(&f, "bracket");
+    br = events_of(f.events, "bracket");
     g_assert_true(qdict_haskey(br->pdata[2], "nested"));
     g_assert_cmpint(qdict_get_int(br->pdata[2], "len"), ==, 5);
     g_assert_cmpuint(rs_counter(f.qts, "l1-bracket-cut"), ==, 1);
-    sum = quit_l1_summary(&f);
+    sum = quit_event(&f, "l1-summary");
     g_assert_cmpint(sub_int(sum, "records", "delivered"), ==, 2);
     g_assert_cmpint(sub_int(sum, "records", "missing"), ==, 0);
     g_assert_cmpint(sub_int(sum, "records", "cut"), ==, 0);
@@ -250,7 +218,7 @@ static void test_skipped(void)
     bracket(f.qts, 4, "four");
     v = verdicts_of(&f, "bracket");
     g_assert_cmpstr(v, ==, "ok:0 cut:3 ok:4");
-    sum = quit_l1_summary(&f);
+    sum = quit_event(&f, "l1-summary");
     rv = verdicts_of(&f, "l1-record");
     g_assert_cmpstr(rv, ==, "missing:1 cut:3 missing:5");
     g_assert_cmpint(sub_int(sum, "records", "delivered"), ==, 2);
@@ -280,10 +248,10 @@ static void test_corrupt_and_open(void)
     end(f.qts, 0);
     begin(f.qts, 1);
     uart_puts(f.qts, "[    0.002000] the la");
-    sum = quit_l1_summary(&f);
+    sum = quit_event(&f, "l1-summary");
     v = verdicts_of(&f, "bracket");
     g_assert_cmpstr(v, ==, "corrupt:0 cut:1");
-    br = events_of(&f, "bracket");
+    br = events_of(f.events, "bracket");
     g_assert_cmpint(qdict_get_int(br->pdata[0], "at"), ==, 18);
     g_assert_cmpint(qdict_get_int(br->pdata[0], "want"), ==, 'd');
     g_assert_cmpint(qdict_get_int(br->pdata[0], "got"), ==, 'X');
@@ -366,7 +334,7 @@ static void test_unchecked_gap(void)
     bracket(f.qts, 3, "three");
     v = verdicts_of(&f, "bracket");
     g_assert_cmpstr(v, ==, "ok:0 unchecked:2 ok:3");
-    sum = quit_l1_summary(&f);
+    sum = quit_event(&f, "l1-summary");
     g_assert_cmpint(sub_int(sum, "records", "delivered"), ==, 2);
     g_assert_cmpint(sub_int(sum, "records", "missing"), ==, 0);
     fixture_stop(&f);

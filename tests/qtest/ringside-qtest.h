@@ -156,6 +156,40 @@ static inline GPtrArray *read_events(const char *path)
     return events;
 }
 
+/* The events of one kind ("line", "record", "summary"), in order. */
+static inline GPtrArray *events_of(const char *path, const char *kind)
+{
+    g_autoptr(GPtrArray) ev = read_events(path);
+    GPtrArray *out = g_ptr_array_new_with_free_func(
+        (GDestroyNotify)qobject_unref_impl);
+    unsigned i;
+
+    for (i = 0; i < ev->len; i++) {
+        if (!strcmp(qdict_get_str(ev->pdata[i], "ev"), kind)) {
+            g_ptr_array_add(out, qobject_ref((QDict *)ev->pdata[i]));
+        }
+    }
+    return out;
+}
+
+/* Quit (the guest "stops for good") and return its one event of a kind. */
+static inline QDict *quit_event(Fixture *f, const char *kind)
+{
+    g_autoptr(GPtrArray) evs = NULL;
+
+    qtest_quit(f->qts);
+    f->qts = NULL;
+    evs = events_of(f->events, kind);
+    g_assert_cmpuint(evs->len, ==, 1);
+    return qobject_ref((QDict *)evs->pdata[0]);
+}
+
+/* A count in one of an event's objects, e.g. summary "lines" "ok". */
+static inline int64_t sub_int(QDict *d, const char *obj, const char *key)
+{
+    return qdict_get_int(qdict_get_qdict(d, obj), key);
+}
+
 static inline void uart_put(QTestState *qts, uint8_t c)
 {
     qtest_outb(qts, COM1 + REG_THR, c);

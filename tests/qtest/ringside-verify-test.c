@@ -29,22 +29,6 @@ static void attach_now(Fixture *f)
     g_assert_cmpstr(st, ==, "attached");
 }
 
-/* The events of one kind ("line", "record", "summary"), in order. */
-static GPtrArray *events_of(const char *path, const char *kind)
-{
-    g_autoptr(GPtrArray) ev = read_events(path);
-    GPtrArray *out = g_ptr_array_new_with_free_func(
-        (GDestroyNotify)qobject_unref_impl);
-    unsigned i;
-
-    for (i = 0; i < ev->len; i++) {
-        if (!strcmp(qdict_get_str(ev->pdata[i], "ev"), kind)) {
-            g_ptr_array_add(out, qobject_ref((QDict *)ev->pdata[i]));
-        }
-    }
-    return out;
-}
-
 /* The verdicts of the "line" events, space-separated. */
 static char *line_verdicts(Fixture *f)
 {
@@ -70,19 +54,10 @@ static QDict *line_event(Fixture *f, unsigned n)
 /* Quit (the guest "stops for good") and return the summary event. */
 static QDict *quit_summary(Fixture *f)
 {
-    g_autoptr(GPtrArray) sums = NULL;
+    QDict *sum = quit_event(f, "summary");
 
-    qtest_quit(f->qts);
-    f->qts = NULL;
-    sums = events_of(f->events, "summary");
-    g_assert_cmpuint(sums->len, ==, 1);
-    g_assert_cmpstr(qdict_get_str(sums->pdata[0], "reason"), ==, "shutdown");
-    return qobject_ref((QDict *)sums->pdata[0]);
-}
-
-static int64_t sub_int(QDict *d, const char *obj, const char *key)
-{
-    return qdict_get_int(qdict_get_qdict(d, obj), key);
+    g_assert_cmpstr(qdict_get_str(sum, "reason"), ==, "shutdown");
+    return sum;
 }
 
 /* Every record printed once, in order: all ok, with seqs and latency. */
