@@ -425,8 +425,7 @@ void ringside_attach_announced(RingsideSerialState *s)
     }
     if (s->ring_state == RS_RING_ATTACHED) {
         rs_match_detach(&s->match);
-        ringside_ext_ring(s, NULL);
-        attach_set_state(s, RS_RING_NONE);
+        ringside_attach_restart(s, "announce");
     }
     timer_mod(s->ring_timer, qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL));
 }

@@ -314,6 +314,7 @@ static void test_unchecked_gap(void)
     g_autofree char *st = NULL;
     g_autofree char *v = NULL;
     g_autoptr(QDict) sum = NULL;
+    g_autoptr(GPtrArray) rings = NULL;
 
     start_announced(&f, &r);
     ring_push(&r, "zero");
@@ -327,6 +328,9 @@ static void test_unchecked_gap(void)
     qtest_clock_step(f.qts, 1);
     st = ring_state(f.qts);
     g_assert_cmpstr(st, ==, "none");
+    rings = events_of(f.events, "ring");
+    g_assert_cmpstr(qdict_get_str(rings->pdata[rings->len - 1], "why"), ==,
+                    "announce");
     bracket(f.qts, 2, "two");
     put_note(f.qts, NOTE_PA + 0x1000, text);
     announce(f.qts, NOTE_PA + 0x1000);
