@@ -3,20 +3,34 @@
 #
 # build-kernel.sh - build ringside's guest kernel, cached outside the repo.
 #
+# Usage: build-kernel.sh [--baseline | --prefix N]
+#   (none)      the project kernel: every patch of the series, installed in
+#               $CACHE/kernel/.
+#   --baseline  the unpatched project kernel, for comparison: only the
+#               patches the series marks "baseline" (the test module), same
+#               config; tree $CACHE/linux-baseline, installed in
+#               $CACHE/kernel-baseline/.
+#   --prefix N  check that the first N patches build: tree
+#               $CACHE/linux-series, nothing installed.
+#   With --baseline and --prefix, options of the config fragment that the
+#   tree's Kconfig does not define (they come with later patches) are left
+#   out instead of failing the build.
+#
 # Stages (each skipped when its inputs are unchanged):
-#   unpack  /usr/src/linux-source-6.1.tar.xz -> $CACHE/linux, made a git
-#           repository with one base commit, then every patch listed in
-#           guest-kernel/patches/series applied with `git am`.
-#           Redone (fresh tree) when the tarball, the series or any patch
-#           changes.  The tree is disposable.
+#   unpack  /usr/src/linux-source-6.1.tar.xz -> the tree, made a git
+#           repository with one base commit, then the patches applied with
+#           `git am`.  When only patches change, the tree is kept: it is
+#           reset to the last commit whose patches are still wanted and the
+#           rest applied, so make rebuilds only what those patches touch.
+#           A fresh tree is unpacked when the tarball changes.
 #   config  `make tinyconfig`, then guest-kernel/config/ringside.config
 #           merged on top (merge_config.sh -m + allnoconfig, so symbols the
 #           fragment does not mention stay off, as in tinyconfig).  Fails if
 #           any option of the fragment did not end up in .config.  Redone when
-#           the fragment changes (in the same tree) or the tree was unpacked.
+#           the fragment or the patches change.
 #   make    `make all` (vmlinux, bzImage, modules), incremental; ccache is
 #           used when installed (CCACHE_DIR=$CACHE/ccache).
-#   install bzImage, vmlinux, System.map and config copied to $CACHE/kernel/
+#   install bzImage, vmlinux, System.map and config copied to the output dir
 #           (only when their content changed, so mtimes stay meaningful).
 #
 # Environment:
@@ -37,7 +51,22 @@ prog=build-kernel
 trap 'die "unexpected failure (line $LINENO: $BASH_COMMAND)"' ERR
 
 # Bump when the way the tree is prepared changes, to force a fresh unpack.
-TREE_FORMAT=1
+TREE_FORMAT=2
+
+mode=project
+upto=
+case "${1:-}" in
+'') ;;
+--baseline) mode=baseline ;;
+--prefix)
+	mode=prefix
+	upto=${2:-}
+	[[ $upto =~ ^[1-9][0-9]*$ ]] || die "--prefix needs a patch count (1 or more)"
+	;;
+*) die "usage: $0 [--baseline | --prefix N]" ;;
+esac
+[ $# -le $([ "$mode" = prefix ] && echo 2 || echo 1) ] ||
+	die "usage: $0 [--baseline | --prefix N]"
 
 top=$RINGSIDE_ROOT
 gk=$top/guest-kernel
@@ -46,8 +75,11 @@ fragment=$gk/config/ringside.config
 
 cache=$RINGSIDE_CACHE
 tarball=${RINGSIDE_KERNEL_TARBALL:-/usr/src/linux-source-6.1.tar.xz}
-tree=$cache/linux
-out=$cache/kernel
+case $mode in
+project) tree=$cache/linux out=$cache/kernel ;;
+baseline) tree=$cache/linux-baseline out=$cache/kernel-baseline ;;
+prefix) tree=$cache/linux-series out= ;;
+esac
 logs=$cache/log
 jobs=${JOBS:-$(nproc)}
 verbose=${RINGSIDE_VERBOSE:-0}
@@ -64,9 +96,12 @@ done
 [ ${#missing[@]} -eq 0 ] ||
 	die "missing build tools: ${missing[*]} (apt-get install build-essential flex bison bc xz-utils git perl libelf-dev libssl-dev)"
 
-mkdir -p "$cache" "$out" "$logs"
-exec 9>"$cache/.build-kernel.lock"
-flock 9 || die "cannot lock $cache/.build-kernel.lock"
+mkdir -p "$cache" "$logs" ${out:+"$out"}
+exec 9>"$tree.lock"
+flock 9 || die "cannot lock $tree.lock"
+# Each tree logs apart, so builds of different trees can run side by side.
+logs=$logs/$(basename "$tree")
+mkdir -p "$logs"
 
 # Same make variables for every invocation, so Kbuild never sees a changed
 # command line between runs.  LOCALVERSION= (set, empty) keeps
@@ -98,29 +133,40 @@ run_logged() {
 }
 
 # Patches named by the series file, in order: comments (# to end of line)
-# and blank lines are ignored; the first word of a line is the patch file.
+# and blank lines are ignored; the first word of a line is the patch file,
+# and the word "baseline" after it puts the patch in the baseline kernel too.
 patches=()
+all=0
 while IFS= read -r line || [ -n "$line" ]; do
 	line=${line%%#*}
-	read -r name _ <<<"$line" || true
+	read -r name tags <<<"$line" || true
 	[ -n "${name:-}" ] || continue
 	case $name in
 	/* | *..*) die "series: patch name '$name' must be a plain file name in guest-kernel/patches/" ;;
 	esac
 	[ -f "$gk/patches/$name" ] || die "series names $name but guest-kernel/patches/$name does not exist"
+	all=$((all + 1))
+	case $mode in
+	baseline) [[ " $tags " == *" baseline "* ]] || continue ;;
+	prefix) [ "$all" -le "$upto" ] || continue ;;
+	esac
 	patches+=("$name")
 done <"$series"
+[ "$mode" != prefix ] || [ "$upto" -le "$all" ] ||
+	die "--prefix $upto: the series has $all patches"
 
-# Inputs of the tree: tarball identity, preparation format, series, patches.
-tree_key=$({
-	echo "format $TREE_FORMAT"
-	stat -L -c 'tarball %n %s %Y' "$tarball"
-	for p in "${patches[@]}"; do
-		echo "patch $p $(sha256sum <"$gk/patches/$p")"
-	done
-} | sha256sum | cut -d' ' -f1)
+# Inputs of the tree: the base (tarball identity, preparation format), then
+# one line per patch, in order.  The stamp holds the same lines for what the
+# tree has now.
+base_key="format $TREE_FORMAT $(stat -L -c 'tarball %n %s %Y' "$tarball")"
+want=()
+for p in "${patches[@]}"; do
+	want+=("patch $p $(sha256sum <"$gk/patches/$p" | cut -d' ' -f1)")
+done
+tree_key=$(printf '%s\n' "$base_key" "${want[@]}")
 config_key=$({
-	echo "tree $tree_key"
+	echo "$mode"
+	echo "$tree_key"
 	sha256sum <"$fragment"
 } | sha256sum | cut -d' ' -f1)
 
@@ -131,44 +177,80 @@ now() { date +%s; }
 t_all=$(now)
 
 # ---- unpack + patch --------------------------------------------------------
+# git with a fixed identity, so that the commits are reproducible.
+export GIT_AUTHOR_NAME=ringside GIT_AUTHOR_EMAIL=ringside@localhost
+export GIT_COMMITTER_NAME=ringside GIT_COMMITTER_EMAIL=ringside@localhost
+git_in() {
+	local dir=$1
+	shift
+	git -C "$dir" -c gc.auto=0 -c core.autocrlf=false -c commit.gpgsign=false "$@"
+}
+
+# apply_patches DIR FIRST: git am the wanted patches from index FIRST on.
+apply_patches() {
+	local dir=$1 i
+	for ((i = $2; i < ${#patches[@]}; i++)); do
+		echo "$prog: applying ${patches[i]}" >>"$logs/kernel-unpack.log"
+		if ! git_in "$dir" am -q --no-gpg-sign --committer-date-is-author-date \
+			"$gk/patches/${patches[i]}" >>"$logs/kernel-unpack.log" 2>&1; then
+			git_in "$dir" am --abort >/dev/null 2>&1 || true
+			tail -n 20 "$logs/kernel-unpack.log" >&2
+			die "patch ${patches[i]} does not apply to linux-source-6.1 (log: $logs/kernel-unpack.log; tree left in $dir)"
+		fi
+	done
+}
+
 t0=$(now)
-if [ -f "$tree_stamp" ] && [ "$(cat "$tree_stamp")" = "$tree_key" ] &&
-	[ -f "$tree/Makefile" ]; then
+have=()
+if [ -f "$tree_stamp" ] && [ -f "$tree/Makefile" ]; then
+	mapfile -t have <"$tree_stamp"
+fi
+# How many of the wanted patches the tree has already, in order.
+keep=0
+if [ ${#have[@]} -gt 0 ] && [ "${have[0]}" = "$base_key" ] &&
+	[ "$(git_in "$tree" rev-list --count HEAD 2>/dev/null)" = "${#have[@]}" ]; then
+	while [ $keep -lt ${#want[@]} ] && [ $((keep + 1)) -lt ${#have[@]} ] &&
+		[ "${have[keep + 1]}" = "${want[keep]}" ]; do
+		keep=$((keep + 1))
+	done
+	reuse=1
+else
+	reuse=0
+fi
+
+if [ $reuse = 1 ] && [ $keep -eq ${#want[@]} ] && [ ${#have[@]} -eq $((keep + 1)) ]; then
 	unpack_note=" (cached)"
+elif [ $reuse = 1 ]; then
+	drop=$((${#have[@]} - 1 - keep))
+	unpack_note=" (kept $keep patches, reverted $drop, applied $((${#want[@]} - keep)))"
+	: >"$logs/kernel-unpack.log"
+	# Half-done work leaves no stamp: the next run then unpacks afresh.
+	rm -f "$tree_stamp"
+	git_in "$tree" am --abort >/dev/null 2>&1 || true
+	run_logged unpack git_in "$tree" reset -q --hard "HEAD~$drop"
+	apply_patches "$tree" "$keep"
+	printf '%s\n' "$tree_key" >"$tree_stamp"
 else
 	unpack_note=""
 	: >"$logs/kernel-unpack.log"
-	new=$cache/linux.new
+	new=$tree.new
 	rm -rf "$new"
 	mkdir -p "$new"
 	echo "$prog: unpacking $tarball (log: $logs/kernel-unpack.log)" >&2
 	run_logged unpack tar -xJf "$tarball" -C "$new" --strip-components=1
 	[ -f "$new/Makefile" ] || die "unpack: $tarball does not look like a Linux source tarball"
 
-	# One base commit with fixed identity and date, so it is reproducible.
-	export GIT_AUTHOR_NAME=ringside GIT_AUTHOR_EMAIL=ringside@localhost
-	export GIT_COMMITTER_NAME=ringside GIT_COMMITTER_EMAIL=ringside@localhost
 	export GIT_AUTHOR_DATE="2000-01-01T00:00:00Z" GIT_COMMITTER_DATE="2000-01-01T00:00:00Z"
-	git_t=(git -C "$new" -c gc.auto=0 -c core.autocrlf=false -c commit.gpgsign=false)
-	run_logged unpack "${git_t[@]}" init -q
+	run_logged unpack git_in "$new" init -q
 	# -f: Debian's top-level .gitignore ignores everything ("/*").
-	run_logged unpack "${git_t[@]}" add -A -f .
-	run_logged unpack "${git_t[@]}" commit -q --no-verify -m "linux-source-6.1 ($(basename "$tarball"))"
+	run_logged unpack git_in "$new" add -A -f .
+	run_logged unpack git_in "$new" commit -q --no-verify -m "linux-source-6.1 ($(basename "$tarball"))"
 	unset GIT_AUTHOR_DATE GIT_COMMITTER_DATE
 
-	for p in "${patches[@]}"; do
-		echo "$prog: applying $p" >>"$logs/kernel-unpack.log"
-		if ! "${git_t[@]}" am -q --no-gpg-sign --committer-date-is-author-date \
-			"$gk/patches/$p" >>"$logs/kernel-unpack.log" 2>&1; then
-			"${git_t[@]}" am --abort >/dev/null 2>&1 || true
-			tail -n 20 "$logs/kernel-unpack.log" >&2
-			die "patch $p does not apply to linux-source-6.1 (log: $logs/kernel-unpack.log; tree left in $new)"
-		fi
-	done
-
+	apply_patches "$new" 0
 	rm -rf "$tree"
 	mv "$new" "$tree"
-	echo "$tree_key" >"$tree_stamp"
+	printf '%s\n' "$tree_key" >"$tree_stamp"
 fi
 t_unpack=$(($(now) - t0))
 
@@ -188,20 +270,33 @@ else
 	cp "$tree/.config" "$tree/.ringside-merged.config"
 	run_logged config "${kmake[@]}" KCONFIG_ALLCONFIG=.ringside-merged.config allnoconfig
 
-	# Every option the fragment asks for must have survived Kconfig.
+	# Every option the fragment asks for must have survived Kconfig, but
+	# for the baseline and a prefix those the tree does not define.
+	defined=" "
+	if [ "$mode" != project ]; then
+		defined+=$(grep -rhoE --include='Kconfig*' '^[[:space:]]*(menu)?config [A-Za-z0-9_]+' "$tree" |
+			awk '{ printf "CONFIG_%s ", $2 }')
+	fi
 	dropped=()
+	skipped=()
 	while IFS= read -r line; do
 		if [[ $line =~ ^(CONFIG_[A-Za-z0-9_]+)=(.*)$ ]]; then
-			sym=${BASH_REMATCH[1]} want=${BASH_REMATCH[2]}
+			sym=${BASH_REMATCH[1]} wanted=${BASH_REMATCH[2]}
 		elif [[ $line =~ ^#\ (CONFIG_[A-Za-z0-9_]+)\ is\ not\ set ]]; then
-			sym=${BASH_REMATCH[1]} want=n
+			sym=${BASH_REMATCH[1]} wanted=n
 		else
+			continue
+		fi
+		if [ "$mode" != project ] && [[ $defined != *" $sym "* ]]; then
+			skipped+=("$sym")
 			continue
 		fi
 		got=$(sed -n -e "s/^$sym=//p" -e "s/^# $sym is not set\$/n/p" "$tree/.config")
 		[ -n "$got" ] || got=n
-		[ "$want" = "$got" ] || dropped+=("$sym (wanted $want, got $got)")
+		[ "$wanted" = "$got" ] || dropped+=("$sym (wanted $wanted, got $got)")
 	done <"$fragment"
+	[ ${#skipped[@]} -eq 0 ] ||
+		echo "$prog: not in this tree, left out: ${skipped[*]}" >&2
 	if [ ${#dropped[@]} -ne 0 ]; then
 		printf '%s\n' "${dropped[@]}" >>"$logs/kernel-config.log"
 		die "config: $(basename "$fragment") options dropped by Kconfig (unmet dependencies?): ${dropped[*]}"
@@ -218,18 +313,18 @@ run_logged make "${kmake[@]}" -j"$jobs" all
 t_make=$(($(now) - t0))
 
 # ---- install ---------------------------------------------------------------
-install_if_changed() {
-	local src=$1 dst=$2
-	[ -f "$src" ] || die "build did not produce $src"
-	if ! cmp -s "$src" "$dst"; then
-		cp "$src" "$dst.tmp"
-		mv -f "$dst.tmp" "$dst"
-	fi
-}
-install_if_changed "$tree/arch/x86/boot/bzImage" "$out/bzImage"
-install_if_changed "$tree/vmlinux" "$out/vmlinux"
-install_if_changed "$tree/System.map" "$out/System.map"
-install_if_changed "$tree/.config" "$out/config"
+summary="unpack ${t_unpack}s${unpack_note}, config ${t_config}s${config_note}, make ${t_make}s, total $(($(now) - t_all))s"
+if [ "$mode" = prefix ]; then
+	echo "$prog: patches 1-$upto of $all build; $summary"
+	exit 0
+fi
+for f in arch/x86/boot/bzImage vmlinux System.map .config; do
+	[ -f "$tree/$f" ] || die "build did not produce $tree/$f"
+done
+install_if_changed "$tree/arch/x86/boot/bzImage" "$out/bzImage" || true
+install_if_changed "$tree/vmlinux" "$out/vmlinux" || true
+install_if_changed "$tree/System.map" "$out/System.map" || true
+install_if_changed "$tree/.config" "$out/config" || true
 
-echo "$prog: unpack ${t_unpack}s${unpack_note}, config ${t_config}s${config_note}, make ${t_make}s, total $(($(now) - t_all))s"
+echo "$prog: $summary"
 echo "$out/bzImage"

@@ -1,0 +1,36 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+#
+# check-series.sh - check that each prefix of guest-kernel/patches/series
+# builds, as a series sent upstream must (bisection lands on every patch).
+#
+# Builds patches 1..N for N = 1 .. all in one tree ($RINGSIDE_CACHE/
+# linux-series, build-kernel.sh --prefix N), moving one patch at a time, so
+# each step rebuilds only what that patch touches.  The full series is the
+# project kernel itself (build-kernel.sh).
+#
+# Output: one line per prefix; exit 1 at the first prefix that fails.
+# Once every prefix has built, nothing is rebuilt until the series, a
+# patch, the config fragment, the tarball or the build script changes.
+
+set -euo pipefail
+prog=check-series
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+gk=$RINGSIDE_ROOT/guest-kernel
+tarball=${RINGSIDE_KERNEL_TARBALL:-/usr/src/linux-source-6.1.tar.xz}
+n=$(sed -e 's/#.*//' "$gk/patches/series" | awk 'NF' | wc -l)
+[ "$n" -ge 1 ] || die "the series is empty"
+
+stamp=$RINGSIDE_CACHE/linux-series.checked
+key="$(content_hash "$gk/patches/series" "$gk"/patches/*.patch \
+	"$gk/config/ringside.config" "$RINGSIDE_ROOT/scripts/build-kernel.sh") $(stat -L -c '%n %s %Y' "$tarball" 2>/dev/null)"
+if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$key" ]; then
+	echo "$prog: every prefix of the $n patches builds (checked before; nothing has changed since)"
+	exit 0
+fi
+for ((i = 1; i <= n; i++)); do
+	"$RINGSIDE_ROOT/scripts/build-kernel.sh" --prefix "$i" ||
+		die "patches 1-$i of $n do not build"
+done
+printf '%s\n' "$key" >"$stamp"
