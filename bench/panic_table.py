@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
 """Every panic path, on every kernel: the project's headline table.
 
-Runs the test module's panic cases (guest-kernel/patches/0003, /init's
+Runs the test module's panic cases (guest-kernel/patches/0005, /init's
 panic-test case) under TCG with 2 vCPUs, one of them storming printk, on:
   patched   the project kernel with the atomic console series
+  baseline  the same kernel and config without the series, but for the
+            test module (scripts/build-kernel.sh --baseline)
   stock     Debian's linux-image-6.1.0-*-amd64, the same module built out
             of tree (scripts/build-test-module.sh)
   rt        Debian's linux-image-6.1.0-*-rt-amd64, likewise (if cached)
@@ -20,7 +22,7 @@ verdicts, exact by seq:
   l1-missing records the console went past that never reached the wire
   l1-cut     records of which only a prefix ever reached the wire
   takeovers  records another CPU took over while one was printing them
-Usage: panic_table.py [--cases a,b] [--kernels patched,stock,rt]
+Usage: panic_table.py [--cases a,b] [--kernels patched,baseline,stock,rt]
                       [--pace off|line] [--storm N] [--markdown]
 """
 import glob
@@ -36,7 +38,8 @@ cache = os.environ.get("RINGSIDE_CACHE", os.path.expanduser("~/.cache/ringside")
 ringside = os.environ.get("RINGSIDE_BIN", os.path.join(root, "build", "collector", "ringside"))
 
 CASES = ["panic-task", "panic-softirq", "panic-hardirq", "panic-nmi",
-         "port-lock", "nested-oops", "warn-storm", "stress-panic"]
+         "port-lock", "nested-oops", "pending-panic", "warn-storm",
+         "stress-panic"]
 
 
 def arg(name, default):
@@ -45,6 +48,9 @@ def arg(name, default):
 
 def kernels():
     found = {"patched": os.path.join(cache, "kernel", "bzImage")}
+    baseline = os.path.join(cache, "kernel-baseline", "bzImage")
+    if os.path.exists(baseline):
+        found["baseline"] = baseline
     for name, pat in (("stock", "vmlinuz-6.1.0-*[0-9]-amd64"),
                       ("rt", "vmlinuz-6.1.0-*-rt-amd64")):
         for path in sorted(glob.glob(os.path.join(cache, "stock", pat))):
@@ -88,7 +94,7 @@ def main():
     pace = arg("--pace", "off")
     storm = int(arg("--storm", "1"))
     have = kernels()
-    names = [k for k in arg("--kernels", "patched,stock,rt").split(",") if k in have]
+    names = [k for k in arg("--kernels", "patched,baseline,stock,rt").split(",") if k in have]
     cols = ["ended", "panic-line", "ok", "missing", "dropped", "torn", "corrupt", "unmatched",
             "l1-missing", "l1-cut", "takeovers"]
     md = "--markdown" in sys.argv

@@ -4,18 +4,24 @@
 # on an unmodified distribution kernel.  Prints the path of its vmlinuz.
 # With --dbg, also its debug vmlinux (stock/vmlinux-dbg), which crash needs
 # to read a dump: the reference the tests compare ringside dmesg with.
+# With --rt, Debian's PREEMPT_RT 6.1 kernel instead (linux-image-rt-amd64's),
+# as stock/vmlinuz-ABI only.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
 out=$RINGSIDE_CACHE/stock
-pkg=$(apt-cache depends linux-image-amd64 2>/dev/null |
-    sed -n 's/^ *Depends: \(linux-image-6\.1[^ ]*-amd64\)$/\1/p' | head -n1)
+meta=linux-image-amd64
+[ "${1:-}" != --rt ] || meta=linux-image-rt-amd64
+depends() {
+    apt-cache depends "$meta" 2>/dev/null |
+        sed -n 's/^ *Depends: \(linux-image-6\.1[^ ]*-amd64\)$/\1/p' | head -n1
+}
+pkg=$(depends)
 if [ -z "$pkg" ]; then
     apt-get update -qq
-    pkg=$(apt-cache depends linux-image-amd64 |
-        sed -n 's/^ *Depends: \(linux-image-6\.1[^ ]*-amd64\)$/\1/p' | head -n1)
+    pkg=$(depends)
 fi
-[ -n "$pkg" ] || die "cannot tell which kernel linux-image-amd64 depends on"
+[ -n "$pkg" ] || die "cannot tell which kernel $meta depends on"
 abi=${pkg#linux-image-}
 if [ ! -f "$out/vmlinuz-$abi" ]; then
     tmp=$(mktemp -d)
@@ -27,6 +33,10 @@ if [ ! -f "$out/vmlinuz-$abi" ]; then
     mkdir -p "$out"
     cp "$tmp/x/boot/vmlinuz-$abi" "$out/vmlinuz-$abi.tmp"
     mv "$out/vmlinuz-$abi.tmp" "$out/vmlinuz-$abi"
+fi
+if [ "${1:-}" = --rt ]; then
+    echo "$out/vmlinuz-$abi"
+    exit 0
 fi
 ln -sfn "vmlinuz-$abi" "$out/vmlinuz"
 
