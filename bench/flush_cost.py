@@ -18,13 +18,13 @@ marker and the panic report onto the wire.  Per kernel, --runs times each
 Kernels: patched (the project kernel), baseline (the same kernel without
 the series but the test module: scripts/build-kernel.sh --baseline), and
 stock and rt (Debian's 6.1 kernels, generic and PREEMPT_RT, with the
-module built out of tree: scripts/prepare-comparison.sh), each where built.  Prints the medians and the ratio of each kernel's per-1000 to the
+module built out of tree: scripts/prepare-comparison.sh), each where
+built.  Prints the medians and the ratio of each kernel's per-1000 to the
 baseline's.
 
 Usage: flush_cost.py [--kernels patched,baseline,stock,rt] [--pending N]
                      [--runs N] [--pace off|line]
 """
-import glob
 import json
 import os
 import re
@@ -33,30 +33,9 @@ import subprocess
 import sys
 import tempfile
 
-root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-cache = os.environ.get("RINGSIDE_CACHE", os.path.expanduser("~/.cache/ringside"))
-ringside = os.environ.get("RINGSIDE_BIN", os.path.join(root, "build", "collector", "ringside"))
+from comparison import arg, kernels, ringside
+
 MARKER = "pending-panic: panic with"
-
-
-def arg(name, default):
-    return sys.argv[sys.argv.index(name) + 1] if name in sys.argv else default
-
-
-def kernels():
-    found = {}
-    for name, path in (("patched", os.path.join(cache, "kernel", "bzImage")),
-                       ("baseline", os.path.join(cache, "kernel-baseline", "bzImage"))):
-        if os.path.exists(path):
-            found[name] = path
-    for name, pattern in (("stock", "vmlinuz-6.1.0-*[0-9]-amd64"),
-                          ("rt", "vmlinuz-6.1.0-*-rt-amd64")):
-        for path in sorted(glob.glob(os.path.join(cache, "stock", pattern))):
-            kver = os.path.basename(path)[len("vmlinuz-"):]
-            if os.path.exists(os.path.join(cache, "modules", kver,
-                                           "test_printk_panic.ko")):
-                found[name] = path
-    return found
 
 
 def measure(out, pending):

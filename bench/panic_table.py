@@ -25,7 +25,6 @@ verdicts, exact by seq:
 Usage: panic_table.py [--cases a,b] [--kernels patched,baseline,stock,rt]
                       [--pace off|line] [--storm N] [--markdown]
 """
-import glob
 import json
 import os
 import re
@@ -33,31 +32,11 @@ import subprocess
 import sys
 import tempfile
 
-root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-cache = os.environ.get("RINGSIDE_CACHE", os.path.expanduser("~/.cache/ringside"))
-ringside = os.environ.get("RINGSIDE_BIN", os.path.join(root, "build", "collector", "ringside"))
+from comparison import arg, kernels, ringside
 
 CASES = ["panic-task", "panic-softirq", "panic-hardirq", "panic-nmi",
          "port-lock", "nested-oops", "pending-panic", "warn-storm",
          "stress-panic"]
-
-
-def arg(name, default):
-    return sys.argv[sys.argv.index(name) + 1] if name in sys.argv else default
-
-
-def kernels():
-    found = {"patched": os.path.join(cache, "kernel", "bzImage")}
-    baseline = os.path.join(cache, "kernel-baseline", "bzImage")
-    if os.path.exists(baseline):
-        found["baseline"] = baseline
-    for name, pat in (("stock", "vmlinuz-6.1.0-*[0-9]-amd64"),
-                      ("rt", "vmlinuz-6.1.0-*-rt-amd64")):
-        for path in sorted(glob.glob(os.path.join(cache, "stock", pat))):
-            kver = os.path.basename(path)[len("vmlinuz-"):]
-            if os.path.exists(os.path.join(cache, "modules", kver, "test_printk_panic.ko")):
-                found[name] = path
-    return found
 
 
 def run(kernel, case, pace, storm, out):

@@ -1,0 +1,32 @@
+"""The kernels the project kernel is compared with, as the benchmarks find
+them in the cache (scripts/prepare-comparison.sh builds them), and the
+shared bits of the benchmarks' command lines."""
+import glob
+import os
+import sys
+
+root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+cache = os.environ.get("RINGSIDE_CACHE", os.path.expanduser("~/.cache/ringside"))
+ringside = os.environ.get("RINGSIDE_BIN", os.path.join(root, "build", "collector", "ringside"))
+
+
+def arg(name, default):
+    return sys.argv[sys.argv.index(name) + 1] if name in sys.argv else default
+
+
+def kernels():
+    """{name: kernel image} for patched and baseline (the project's builds)
+    and stock and rt (Debian's, where the test module was built for them)."""
+    found = {}
+    for name, path in (("patched", os.path.join(cache, "kernel", "bzImage")),
+                       ("baseline", os.path.join(cache, "kernel-baseline", "bzImage"))):
+        if os.path.exists(path):
+            found[name] = path
+    for name, pattern in (("stock", "vmlinuz-6.1.0-*[0-9]-amd64"),
+                          ("rt", "vmlinuz-6.1.0-*-rt-amd64")):
+        for path in sorted(glob.glob(os.path.join(cache, "stock", pattern))):
+            kver = os.path.basename(path)[len("vmlinuz-"):]
+            if os.path.exists(os.path.join(cache, "modules", kver,
+                                           "test_printk_panic.ko")):
+                found[name] = path
+    return found
