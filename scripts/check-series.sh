@@ -4,10 +4,11 @@
 # check-series.sh - check that each prefix of guest-kernel/patches/series
 # builds, as a series sent upstream must (bisection lands on every patch).
 #
-# Builds patches 1..N for N = 1 .. all in one tree ($RINGSIDE_CACHE/
-# linux-series, build-kernel.sh --prefix N), moving one patch at a time, so
-# each step rebuilds only what that patch touches.  The full series is the
-# project kernel itself (build-kernel.sh).
+# Builds patches 1..N for N = all .. 1 in one tree ($RINGSIDE_CACHE/
+# linux-series, build-kernel.sh --prefix N), dropping one patch at a time,
+# so each step rebuilds only what that patch touched.  Backwards, because
+# the whole series is what the project kernel's build left in ccache, and
+# a walk that starts where the last one ended moves no patch twice.
 #
 # Output: one line per prefix; exit 1 at the first prefix that fails.
 # Once every prefix has built, nothing is rebuilt until the series, a
@@ -29,7 +30,7 @@ if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$key" ]; then
 	echo "$prog: every prefix of the $n patches builds (checked before; nothing has changed since)"
 	exit 0
 fi
-for ((i = 1; i <= n; i++)); do
+for ((i = n; i >= 1; i--)); do
 	"$RINGSIDE_ROOT/scripts/build-kernel.sh" --prefix "$i" ||
 		die "patches 1-$i of $n do not build"
 done
