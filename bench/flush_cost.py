@@ -42,7 +42,7 @@ def measure(out, pending):
     """(to_first_ms, to_last_ms, delivered) from one run's output."""
     with open(os.path.join(out, "console.log"), "rb") as f:
         console = f.read()
-    lines, last_vt = [], None
+    lines, tx_vt, last_vt = [], {}, None
     with open(os.path.join(out, "events.jsonl")) as f:
         for l in f:
             ev = json.loads(l)
@@ -50,6 +50,7 @@ def measure(out, pending):
             if kind == "line":
                 lines.append(ev)
             elif kind == "tx":
+                tx_vt.setdefault(ev["i"], ev["vt"])
                 last_vt = ev["vt"]
     if last_vt is None:
         raise RuntimeError("no wire bytes in %s" % out)
@@ -64,13 +65,7 @@ def measure(out, pending):
         raise RuntimeError("the marker (with a measured latency) or the first "
                            "pending record is not on the wire (%s)" % out)
     panic_vt = marker["vt"] - marker["lat"]
-    first_vt = None
-    with open(os.path.join(out, "events.jsonl")) as f:
-        for l in f:
-            ev = json.loads(l)
-            if ev.get("ev") == "tx" and ev["i"] == first["first"]:
-                first_vt = ev["vt"]
-                break
+    first_vt = tx_vt[first["first"]]
     whole = set()
     for e in lines:
         if e["verdict"] != "ok":
