@@ -189,18 +189,18 @@ static void read_cmdline(char *cmdline, size_t size)
 }
 
 /*
- * Find the value of the last @param (e.g. "ringside.case=") on the kernel
- * command line (the kernel's convention: a later parameter overrides an
- * earlier one).  Returns false, leaving @val untouched, if it is absent.
+ * Find the value of the last @param (e.g. "ringside.case=") among the
+ * words of @text (the kernel command line's convention: a later parameter
+ * overrides an earlier one).  Returns false, leaving @val untouched, if it
+ * is absent.
  */
-static bool get_param(const char *param, char *val, size_t size)
+static bool find_param(const char *text, const char *param, char *val,
+		       size_t size)
 {
-	char cmdline[CMDLINE_MAX];
 	const char *p, *found = NULL;
 	size_t len = 0, plen = strlen(param);
 
-	read_cmdline(cmdline, sizeof(cmdline));
-	p = cmdline;
+	p = text;
 	while (*p) {
 		size_t word;
 
@@ -219,6 +219,14 @@ static bool get_param(const char *param, char *val, size_t size)
 	memcpy(val, found, len);
 	val[len] = '\0';
 	return true;
+}
+
+static bool get_param(const char *param, char *val, size_t size)
+{
+	char cmdline[CMDLINE_MAX];
+
+	read_cmdline(cmdline, sizeof(cmdline));
+	return find_param(cmdline, param, val, size);
 }
 
 static void get_case(char *name, size_t size)
@@ -624,16 +632,11 @@ static int tpp_load(void)
 	return 0;
 }
 
-static int case_panic_test(void)
+/* Write @name to the module's run file; returns only if it did not panic. */
+static int tpp_run(const char *name)
 {
-	char name[CASE_NAME_MAX];
 	ssize_t n;
 	int fd;
-
-	if (access(TPP_RUN, F_OK) < 0 && tpp_load() < 0)
-		return -1;
-	if (!get_param("ringside.panic=", name, sizeof(name)))
-		snprintf(name, sizeof(name), "%s", TPP_DEFAULT);
 
 	fd = open(TPP_RUN, O_WRONLY | O_CLOEXEC);
 	if (fd < 0) {
@@ -657,6 +660,166 @@ static int case_panic_test(void)
 	return 0;
 }
 
+static int case_panic_test(void)
+{
+	char name[CASE_NAME_MAX];
+
+	if (access(TPP_RUN, F_OK) < 0 && tpp_load() < 0)
+		return -1;
+	if (!get_param("ringside.panic=", name, sizeof(name)))
+		snprintf(name, sizeof(name), "%s", TPP_DEFAULT);
+	return tpp_run(name);
+}
+
+/*
+ * Fuzzing from a snapshot (ringside fuzz): load the test module, then poll
+ * ringside-serial's mailbox (README: "the extension window") until it holds
+ * a scenario.  The host snapshots the guest while it polls an empty one and
+ * restores each case with the case's scenario in the mailbox: words
+ * "test_printk_panic.X=Y" set the module's parameter X, and
+ * "ringside.panic=NAME" is the case run.
+ */
+#define UART_SCR	0x3ff
+#define EXT_MAILBOX	4
+#define EXT_CMD		12
+#define EXT_CMD_MAILBOX	2
+#define MAILBOX_MAX	4096
+#define MAILBOX_POLL_NS	1000000
+
+static inline void port_outb(unsigned short port, unsigned char v)
+{
+	__asm__ volatile("outb %0, %1" : : "a"(v), "Nd"(port));
+}
+
+static inline unsigned char port_inb(unsigned short port)
+{
+	unsigned char v;
+
+	__asm__ volatile("inb %1, %0" : "=a"(v) : "Nd"(port));
+	return v;
+}
+
+static inline void port_outl(unsigned short port, unsigned int v)
+{
+	__asm__ volatile("outl %0, %1" : : "a"(v), "Nd"(port));
+}
+
+static inline unsigned int port_inl(unsigned short port)
+{
+	unsigned int v;
+
+	__asm__ volatile("inl %1, %0" : "=a"(v) : "Nd"(port));
+	return v;
+}
+
+/* The extension window's base, from the scratch register knock; 0: none. */
+static unsigned short mailbox_find(void)
+{
+	static const char key[] = "ring";
+	unsigned char a[4];
+	int i;
+
+	if (syscall(SYS_iopl, 3) < 0) {
+		con_perror("iopl");
+		return 0;
+	}
+	for (i = 0; i < 4; i++)
+		port_outb(UART_SCR, (unsigned char)key[i]);
+	for (i = 0; i < 4; i++)
+		a[i] = port_inb(UART_SCR);
+	if (a[0] != 'R' || a[1] != 'S')
+		return 0;
+	return (unsigned short)(a[2] | a[3] << 8);
+}
+
+/* Wait for the mailbox to hold text; copy it to @buf (NUL-terminated). */
+static void mailbox_wait(unsigned short ext, char *buf, size_t size)
+{
+	const struct timespec poll = { 0, MAILBOX_POLL_NS };
+	size_t len = 0;
+	unsigned int w;
+
+	for (;;) {
+		port_outl(ext + EXT_CMD, EXT_CMD_MAILBOX);
+		w = port_inl(ext + EXT_MAILBOX);
+		if (w)
+			break;
+		nanosleep(&poll, NULL);
+	}
+	/* Bounded: the host's text is at most MAILBOX_MAX bytes. */
+	while (w && len + 4 < size) {
+		int i;
+
+		for (i = 0; i < 4 && (w >> (8 * i)) & 0xff; i++)
+			buf[len++] = (char)((w >> (8 * i)) & 0xff);
+		if (i < 4)
+			break;
+		w = port_inl(ext + EXT_MAILBOX);
+	}
+	buf[len] = '\0';
+}
+
+static int tpp_set_param(const char *name, size_t nlen, const char *val,
+			 size_t vlen)
+{
+	char path[256];
+	int fd, ret;
+
+	if (nlen == 0 || memchr(name, '/', nlen) ||
+	    snprintf(path, sizeof(path), "/sys/module/%s/parameters/%.*s",
+		     TPP_NAME, (int)nlen, name) >= (int)sizeof(path))
+		return -1;
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0) {
+		con_printf("ringside-init: fuzz: no parameter %.*s\n", (int)nlen,
+			   name);
+		return -1;
+	}
+	ret = write_all(fd, val, vlen);
+	close(fd);
+	if (ret < 0)
+		con_printf("ringside-init: fuzz: %.*s=%.*s: %s\n", (int)nlen,
+			   name, (int)vlen, val, strerror(errno));
+	return ret;
+}
+
+static int case_fuzz(void)
+{
+	char scenario[MAILBOX_MAX + 8], name[CASE_NAME_MAX];
+	size_t plen = strlen(TPP_PREFIX);
+	unsigned short ext;
+	const char *p;
+
+	if (access(TPP_RUN, F_OK) < 0 && tpp_load() < 0)
+		return -1;
+	ext = mailbox_find();
+	if (!ext) {
+		con_printf("ringside-init: fuzz: the console is not a "
+			   "ringside-serial with an extension window\n");
+		return -1;
+	}
+	kmsg_log("ringside-init: fuzz: waiting for a scenario");
+	mailbox_wait(ext, scenario, sizeof(scenario));
+	kmsg_log("ringside-init: fuzz: scenario %s", scenario);
+
+	for (p = scenario; *p;) {
+		size_t word, eq;
+
+		p += strspn(p, " \t\n");
+		word = strcspn(p, " \t\n");
+		eq = strcspn(p, "=");
+		if (word > plen && eq < word &&
+		    strncmp(p, TPP_PREFIX, plen) == 0 &&
+		    tpp_set_param(p + plen, eq - plen, p + eq + 1,
+				  word - eq - 1) < 0)
+			return -1;
+		p += word;
+	}
+	if (!find_param(scenario, "ringside.panic=", name, sizeof(name)))
+		snprintf(name, sizeof(name), "%s", TPP_DEFAULT);
+	return tpp_run(name);
+}
+
 /* Add new cases here; the name is what ringside.case= selects. */
 static const struct ringside_case {
 	const char *name;
@@ -671,6 +834,7 @@ static const struct ringside_case {
 	{ "storm-panic",	case_storm_panic },
 	{ "flood",		case_flood },
 	{ "panic-test",		case_panic_test },
+	{ "fuzz",		case_fuzz },
 };
 
 int main(void)
