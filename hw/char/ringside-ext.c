@@ -9,11 +9,18 @@
  *
  *   +0   read: RS_EXT_ID ("RSX1").  Write: begin a record; the value is the
  *        low 32 bits of its printk seq.
- *   +4   write: end the record begun last by this vCPU.
+ *   +4   write: end the record begun last by this vCPU.  Read: the next
+ *        four bytes of the mailbox (mailbox=), zero past its end.
  *   +8   write: shift 32 bits into this vCPU's argument latch.
  *   +12  write: command; RS_EXT_CMD_ANNOUNCE | layout << 8 announces the
  *        printk ring: the latch holds the guest physical address of the
- *        VMCOREINFO note (layout 1).
+ *        VMCOREINFO note (layout 1).  RS_EXT_CMD_MAILBOX rewinds the
+ *        mailbox to its first byte.
+ *
+ * The mailbox hands a test scenario to a guest restored from a snapshot:
+ * its text and read position are deliberately not migrated, so a guest
+ * saved while polling an empty mailbox reads the scenario the restoring
+ * QEMU was given.
  *
  * Which vCPU wrote a marker or a byte is known here, never taken from the
  * guest.  Bracketed bytes are judged by ringside-l1.c; its verdicts become
@@ -38,7 +45,10 @@
 #define RS_EXT_END              4
 #define RS_EXT_ARG              8
 #define RS_EXT_CMD              12
+#define RS_EXT_MAILBOX          4
 #define RS_EXT_CMD_ANNOUNCE     1
+#define RS_EXT_CMD_MAILBOX      2
+#define RS_EXT_MAILBOX_MAX      4096
 #define RS_EXT_LAYOUT_VMCOREINFO 1
 
 static const char rs_ext_key[4] = { 'r', 'i', 'n', 'g' };
@@ -158,9 +168,33 @@ static void ext_announce(RingsideSerialState *s, int cpu, uint32_t cmd)
     ringside_attach_announced(s);
 }
 
+static uint64_t ext_mailbox_read(RingsideSerialState *s)
+{
+    size_t len = s->mailbox ? strlen(s->mailbox) : 0;
+    uint64_t val = 0;
+    int i;
+
+    if (!len) {
+        s->mailbox_waits++;
+        return 0;
+    }
+    for (i = 0; i < 4 && s->mailbox_pos < len; i++) {
+        val |= (uint64_t)(uint8_t)s->mailbox[s->mailbox_pos++] << (8 * i);
+    }
+    return val;
+}
+
 static uint64_t ext_read(void *opaque, hwaddr addr, unsigned size)
 {
-    return addr == RS_EXT_BEGIN ? RS_EXT_ID : 0;
+    RingsideSerialState *s = opaque;
+
+    switch (addr) {
+    case RS_EXT_BEGIN:
+        return RS_EXT_ID;
+    case RS_EXT_MAILBOX:
+        return ext_mailbox_read(s);
+    }
+    return 0;
 }
 
 static void ext_write(void *opaque, hwaddr addr, uint64_t val, unsigned size)
@@ -195,6 +229,8 @@ static void ext_write(void *opaque, hwaddr addr, uint64_t val, unsigned size)
     case RS_EXT_CMD:
         if ((val & 0xff) == RS_EXT_CMD_ANNOUNCE) {
             ext_announce(s, cpu, val);
+        } else if ((val & 0xff) == RS_EXT_CMD_MAILBOX) {
+            s->mailbox_pos = 0;
         } else {
             qemu_log_mask(LOG_GUEST_ERROR, "ringside-serial: unknown "
                           "extension command 0x%" PRIx64 "\n", val);
@@ -267,6 +303,7 @@ void ringside_ext_reset(RingsideSerialState *s)
     s->ext_marked = false;
     s->ext_note = 0;
     memset(s->ext_arg, 0, sizeof(s->ext_arg));
+    s->mailbox_pos = 0;
     rs_l1_reset(&s->l1);
 }
 
@@ -275,6 +312,11 @@ bool ringside_ext_realize(RingsideSerialState *s, Error **errp)
     rs_l1_init(&s->l1, s->loglevel, ext_bracket, ext_record, s);
     if (!s->ext_base) {
         return true;
+    }
+    if (s->mailbox && strlen(s->mailbox) > RS_EXT_MAILBOX_MAX) {
+        error_setg(errp, "mailbox: %zu bytes, at most %d",
+                   strlen(s->mailbox), RS_EXT_MAILBOX_MAX);
+        return false;
     }
     if (s->ext_base > 0x10000 - RS_EXT_SIZE || s->ext_base & 3) {
         error_setg(errp, "ext 0x%x: expected a 4-aligned I/O port up to "

@@ -326,10 +326,25 @@ static void ringside_serial_build_aml(AcpiDevAmlIf *adev, Aml *scope)
     aml_append(scope, dev);
 }
 
+/*
+ * A restored device writes to a new event stream: say where its byte
+ * count resumes, so a reader knows the bytes before were not lost.
+ */
+static int ringside_serial_post_load(void *opaque, int version_id)
+{
+    RingsideSerialState *s = opaque;
+
+    ringside_events_printf(s, "{\"v\":%d,\"ev\":\"resume\",\"tx\":%"
+                           PRIu64 "}\n", RINGSIDE_EVENTS_VERSION,
+                           s->tx_bytes);
+    return 0;
+}
+
 static const VMStateDescription vmstate_ringside_serial = {
     .name = TYPE_RINGSIDE_SERIAL,
     .version_id = 1,
     .minimum_version_id = 1,
+    .post_load = ringside_serial_post_load,
     .fields = (VMStateField[]) {
         VMSTATE_STRUCT(serial, RingsideSerialState, 0, vmstate_serial,
                        SerialState),
@@ -358,6 +373,8 @@ static Property ringside_serial_properties[] = {
     DEFINE_PROP_UINT32("loglevel", RingsideSerialState, loglevel, 0),
     /* I/O base of the level 1 extension window; 0: none */
     DEFINE_PROP_UINT32("ext", RingsideSerialState, ext_base, 0x4f0),
+    /* text the guest reads through the extension window (a test scenario) */
+    DEFINE_PROP_STRING("mailbox", RingsideSerialState, mailbox),
     DEFINE_PROP_END_OF_LIST(),
 };
 
@@ -368,6 +385,7 @@ static const struct {
 } ringside_counters[] = {
     { "tx-bytes", offsetof(RingsideSerialState, tx_bytes) },
     { "events-written", offsetof(RingsideSerialState, events_written) },
+    { "mailbox-waits", offsetof(RingsideSerialState, mailbox_waits) },
     { "events-dropped", offsetof(RingsideSerialState, events_dropped) },
     { "tx-overruns", offsetof(RingsideSerialState, tx_overruns) },
     { "tx-refused", offsetof(RingsideSerialState, tx_refused) },

@@ -135,6 +135,9 @@ struct RingsideSerialState {
     bool ext_cpu_logged;
     uint64_t ext_note;          /* the announced note's address */
     uint64_t ext_arg[RS_L1_SLOTS];      /* argument latch per writer */
+    char *mailbox;              /* mailbox=: text for the guest, not migrated */
+    size_t mailbox_pos;         /* next byte the guest reads, not migrated */
+    uint64_t mailbox_waits;     /* reads that found the mailbox empty */
     rs_l1 l1;
 };
 

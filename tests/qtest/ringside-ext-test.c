@@ -306,6 +306,35 @@ static void test_hostile(void)
  * The ring lost and found again (a reset of the search): records printed
  * meanwhile are unchecked, and the ones they skipped are not blamed.
  */
+/* The mailbox: four bytes a read, zeros past the end, rewound by command. */
+static void test_mailbox(void)
+{
+    Fixture f = { 0 };
+    int i;
+
+    fixture_start_opts(&f, EVENTS_NONE, "");
+    g_assert_cmphex(qtest_inl(f.qts, EXT + 4), ==, 0);
+    g_assert_cmphex(qtest_inl(f.qts, EXT + 4), ==, 0);
+    g_assert_cmpuint(rs_counter(f.qts, "mailbox-waits"), ==, 2);
+    fixture_stop(&f);
+
+    memset(&f, 0, sizeof(f));
+    fixture_start_opts(&f, EVENTS_NONE, ",mailbox=ringside.x=1");
+    for (i = 0; i < 2; i++) {
+        g_assert_cmphex(qtest_inl(f.qts, EXT + 4), ==, 0x676e6972); /* ring */
+        g_assert_cmphex(qtest_inl(f.qts, EXT + 4), ==, 0x65646973); /* side */
+        g_assert_cmphex(qtest_inl(f.qts, EXT + 4), ==, 0x313d782e); /* .x=1 */
+        g_assert_cmphex(qtest_inl(f.qts, EXT + 4), ==, 0);
+        qtest_outl(f.qts, EXT + 12, 2);
+    }
+    g_assert_cmpuint(rs_counter(f.qts, "mailbox-waits"), ==, 0);
+    /* a reset rewinds it too */
+    qtest_inl(f.qts, EXT + 4);
+    qtest_qmp_assert_success(f.qts, "{ 'execute': 'system_reset' }");
+    g_assert_cmphex(qtest_inl(f.qts, EXT + 4), ==, 0x676e6972);
+    fixture_stop(&f);
+}
+
 static void test_unchecked_gap(void)
 {
     g_autofree char *text = vmcoreinfo_61(START_KERNEL_MAP + PRB_PTR_PA);
@@ -354,5 +383,6 @@ int main(int argc, char **argv)
     qtest_add_func("/ringside-ext/corrupt-and-open", test_corrupt_and_open);
     qtest_add_func("/ringside-ext/hostile", test_hostile);
     qtest_add_func("/ringside-ext/unchecked-gap", test_unchecked_gap);
+    qtest_add_func("/ringside-ext/mailbox", test_mailbox);
     return g_test_run();
 }
