@@ -7,83 +7,31 @@
 #include "errors.h"
 #include "events.h"
 #include "guest.h"
+#include "outcome.h"
+#include "scenario.h"
 #include "transcript.h"
 #include "verdicts.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
-
-typedef enum {
-    END_PANIC,
-    END_POWEROFF,
-    END_REBOOT,
-    END_TIMEOUT,
-    END_QEMU_ERROR,
-    END_UNKNOWN,
-} GuestEnd;
-
-static const char *const end_names[] = {
-    [END_PANIC] = "panic",
-    [END_POWEROFF] = "poweroff",
-    [END_REBOOT] = "reboot",
-    [END_TIMEOUT] = "timeout",
-    [END_QEMU_ERROR] = "qemu-error",
-    [END_UNKNOWN] = "exit",
-};
 
 /* The cases /init knows, and how each is meant to end. */
 static const struct {
     const char *name;
-    GuestEnd expect;
+    RsGuestEnd expect;
 } cases[] = {
-    { "sysrq-panic", END_PANIC },
-    { "poweroff", END_POWEROFF },
-    { "dmesg", END_POWEROFF },
-    { "dmesg-hang", END_TIMEOUT },
-    { "hang", END_TIMEOUT },
-    { "kmsg-fill-hang", END_TIMEOUT },
-    { "flood", END_POWEROFF },
-    { "storm-panic", END_PANIC },
-    { "panic-test", END_PANIC },
+    { "sysrq-panic", RS_END_PANIC },
+    { "poweroff", RS_END_POWEROFF },
+    { "dmesg", RS_END_POWEROFF },
+    { "dmesg-hang", RS_END_TIMEOUT },
+    { "hang", RS_END_TIMEOUT },
+    { "kmsg-fill-hang", RS_END_TIMEOUT },
+    { "flood", RS_END_POWEROFF },
+    { "storm-panic", RS_END_PANIC },
+    { "panic-test", RS_END_PANIC },
+    { "fuzz", RS_END_PANIC },
 };
-
-static gboolean line_has(const RsLine *l, const char *needle)
-{
-    return g_strstr_len(l->text, l->len, needle) != NULL;
-}
-
-/* How the guest ended, from QEMU's exit and the kernel's last words. */
-static GuestEnd guest_end(const RsGuestResult *res, const RsTranscript *t)
-{
-    guint i;
-
-    if (res->timed_out) {
-        return END_TIMEOUT;
-    }
-    if (res->exit_status != 0) {
-        return END_QEMU_ERROR;
-    }
-    /*
-     * In a printk storm the console may drop the panic line itself; the
-     * backtrace through panic() and x86's panic notifier line still say it.
-     */
-    for (i = 0; i < t->lines->len; i++) {
-        if (line_has(t->lines->pdata[i], "Kernel panic - not syncing") ||
-            line_has(t->lines->pdata[i], " panic+0x") ||
-            line_has(t->lines->pdata[i], "] Kernel Offset: ")) {
-            return END_PANIC;
-        }
-    }
-    for (i = t->lines->len; i-- > 0;) {
-        if (line_has(t->lines->pdata[i], "reboot: Power down")) {
-            return END_POWEROFF;
-        }
-        if (line_has(t->lines->pdata[i], "reboot: Restarting system")) {
-            return END_REBOOT;
-        }
-    }
-    return END_UNKNOWN;
-}
 
 static void print_transcript(const RsTranscript *t)
 {
@@ -130,13 +78,16 @@ int rs_cmd_run(int argc, char **argv)
     g_autofree char *append = NULL, *pace = NULL;
     gboolean quiet = FALSE;
     int smp = -1, memory = -1, timeout = -1;   /* -1: not given */
+    RsScenario sc;
+    gboolean have_sc = FALSE;
     int64_t latency;
-    GuestEnd end, expect = END_UNKNOWN;
+    RsGuestEnd end, expect = RS_END_UNKNOWN;
     guint i;
     int status = 1;
     const GOptionEntry entries[] = {
         { "case", 'c', 0, G_OPTION_ARG_STRING, &case_name,
-          "Case for the guest's /init (default sysrq-panic)", "NAME" },
+          "Case for the guest's /init (default sysrq-panic), or a case "
+          "file that ringside fuzz saved", "NAME|FILE" },
         { "kernel", 'k', 0, G_OPTION_ARG_FILENAME, &kernel,
           "Guest bzImage (default: the cached project kernel)", "FILE" },
         { "initrd", 0, 0, G_OPTION_ARG_FILENAME, &initrd,
@@ -180,6 +131,35 @@ int rs_cmd_run(int argc, char **argv)
     }
 
     rs_guest_config_defaults(&cfg);
+    if (case_name && rs_case_file_named(case_name)) {
+        g_autoptr(GHashTable) origin = NULL;
+        const char *v;
+
+        if (!rs_scenario_load(case_name, &sc, &origin, &error)) {
+            g_printerr("ringside run: %s\n", error->message);
+            goto out;
+        }
+        have_sc = TRUE;
+        /* The case's own kernel and settings, unless overridden. */
+        v = g_hash_table_lookup(origin, "kernel");
+        if (v && !kernel) {
+            kernel = g_strdup(v);
+        }
+        v = g_hash_table_lookup(origin, "pace");
+        if (v && !pace) {
+            pace = g_strdup(v);
+        }
+        v = g_hash_table_lookup(origin, "memory");
+        if (v && memory == -1) {
+            memory = atoi(v);
+        }
+        if (smp == -1) {
+            smp = sc.smp;
+        }
+        cfg.mailbox = rs_scenario_words(&sc);
+        g_free(case_name);
+        case_name = g_strdup("fuzz");
+    }
 #define OVERRIDE(field, value) \
     if (value) { g_free(cfg.field); cfg.field = g_steal_pointer(&value); }
     OVERRIDE(qemu, qemu);
@@ -215,7 +195,7 @@ int rs_cmd_run(int argc, char **argv)
             expect = cases[i].expect;
         }
     }
-    if (expect == END_UNKNOWN) {
+    if (expect == RS_END_UNKNOWN) {
         g_autoptr(GString) known = g_string_new(NULL);
 
         for (i = 0; i < G_N_ELEMENTS(cases); i++) {
@@ -251,7 +231,7 @@ int rs_cmd_run(int argc, char **argv)
         goto out;
     }
     t = rs_transcript_build(events);
-    end = guest_end(&res, t);
+    end = rs_guest_end(&res, t);
     rs_verdict_report_build(events, &verdicts);
     rs_l1_report_build(events, &l1);
     if (!quiet) {
@@ -261,7 +241,7 @@ int rs_cmd_run(int argc, char **argv)
     }
 
     printf("ringside: case=%s ended=%s bytes=%" G_GUINT64_FORMAT
-           " lines=%u", cfg.case_name, end_names[end], t->wire_bytes,
+           " lines=%u", cfg.case_name, rs_end_names[end], t->wire_bytes,
            t->lines->len);
     if (rs_transcript_last_latency(t, &latency)) {
         printf(" last-line-latency=%.3fms", latency / 1e6);
@@ -296,21 +276,28 @@ int rs_cmd_run(int argc, char **argv)
         printf(" LOST-EVENTS=%" G_GUINT64_FORMAT,
                events->lost_events + events->index_gaps);
     }
+    if (have_sc) {
+        RsOutcome o;
+
+        if (rs_outcome_judge(&res, RS_END_PANIC, &o, NULL)) {
+            printf(" class=%s", rs_class_names[o.klass]);
+        }
+    }
     printf(" out=%s\n", cfg.outdir);
     fflush(stdout);
 
-    if (end == END_QEMU_ERROR) {
+    if (end == RS_END_QEMU_ERROR) {
         g_autofree char *why = qemu_last_words(res.qemu_log_path);
 
         g_printerr("ringside run: QEMU exited with status %d: %s\n",
                    res.exit_status, why);
-    } else if (end != expect && end == END_TIMEOUT) {
+    } else if (end != expect && end == RS_END_TIMEOUT) {
         g_printerr("ringside run: the guest did not end within %d s\n",
                    cfg.timeout_s);
     } else if (end != expect) {
         g_printerr("ringside run: case %s should end in %s, but the guest "
-                   "ended in %s\n", cfg.case_name, end_names[expect],
-                   end_names[end]);
+                   "ended in %s\n", cfg.case_name, rs_end_names[expect],
+                   rs_end_names[end]);
     } else if (events->lost_events || events->index_gaps) {
         g_printerr("ringside run: the event stream lost records\n");
     } else {

@@ -5,5 +5,7 @@
 int rs_cmd_run(int argc, char **argv);
 int rs_cmd_dmesg(int argc, char **argv);
 int rs_cmd_report(int argc, char **argv);
+int rs_cmd_fuzz(int argc, char **argv);
+int rs_cmd_replay(int argc, char **argv);
 
 #endif

@@ -256,7 +256,8 @@ static gboolean parse_line(RsEventStream *s, JsonParser *parser,
     if (g_str_equal(ev, "tx")) {
         RsTxByte tx;
         guint64 expected = s->tx->len ?
-            g_array_index(s->tx, RsTxByte, s->tx->len - 1).index + 1 : 0;
+            g_array_index(s->tx, RsTxByte, s->tx->len - 1).index + 1 :
+            s->resume_index;
 
         if (!parse_tx(o, &tx)) {
             g_set_error(error, RS_ERROR, RS_ERROR_BAD_INPUT,
@@ -390,6 +391,13 @@ static gboolean parse_line(RsEventStream *s, JsonParser *parser,
         g_hash_table_insert(s->l1_summary, g_strdup("unattributed"),
                             g_memdup2(&unattributed, sizeof(unattributed)));
         s->saw_l1_summary = TRUE;
+    } else if (g_str_equal(ev, "resume")) {
+        if (!member_int(o, "tx", 0, G_MAXINT64, &n) || s->tx->len) {
+            g_set_error(error, RS_ERROR, RS_ERROR_BAD_INPUT,
+                        "malformed or late \"resume\" record");
+            return FALSE;
+        }
+        s->resume_index = n;
     } else if (g_str_equal(ev, "start")) {
         s->saw_start = TRUE;
         s->paced = g_strcmp0(json_object_get_string_member_with_default(

@@ -71,6 +71,7 @@ typedef struct {
     GHashTable *summary_counts;
     guint64 lost_events;    /* records the device said it had to drop */
     guint64 index_gaps;     /* tx indexes missing from the stream */
+    guint64 resume_index;   /* a restored device's first byte index */
     gboolean saw_start;
     gboolean paced;         /* the device ran pace=line */
 

@@ -48,6 +48,10 @@ void rs_guest_config_clear(RsGuestConfig *cfg)
     g_free(cfg->accel);
     g_free(cfg->pace);
     g_free(cfg->outdir);
+    g_free(cfg->mailbox);
+    g_free(cfg->incoming);
+    g_free(cfg->rr_mode);
+    g_free(cfg->rr_file);
 }
 
 void rs_guest_result_clear(RsGuestResult *res)
@@ -92,9 +96,17 @@ static GPtrArray *build_argv(const RsGuestConfig *cfg, const RsGuestResult *res)
 
 #define ARG(...) g_ptr_array_add(argv, g_strdup_printf(__VA_ARGS__))
     ARG("%s", cfg->qemu);
-    for (i = 0; accels[i]; i++) {
+    if (cfg->rr_mode) {
+        /* Record/replay needs the one deterministic clock of icount. */
         ARG("-accel");
-        ARG("%s", accels[i]);
+        ARG("tcg");
+        ARG("-icount");
+        ARG("shift=7,rr=%s,rrfile=%s", cfg->rr_mode, cfg->rr_file);
+    } else {
+        for (i = 0; accels[i]; i++) {
+            ARG("-accel");
+            ARG("%s", accels[i]);
+        }
     }
     /*
      * Guest RAM in a file QEMU shares with us, so the ring can be read
@@ -102,8 +114,12 @@ static GPtrArray *build_argv(const RsGuestConfig *cfg, const RsGuestResult *res)
      * dump-guest-memory include the kernel's note.
      */
     ARG("-object");
-    ARG("memory-backend-file,id=ram,size=%dM,mem-path=%s,share=on",
-        cfg->memory_mib, res->ram_path);
+    if (cfg->no_ram_file) {
+        ARG("memory-backend-ram,id=ram,size=%dM", cfg->memory_mib);
+    } else {
+        ARG("memory-backend-file,id=ram,size=%dM,mem-path=%s,share=on",
+            cfg->memory_mib, res->ram_path);
+    }
     ARG("-machine");
     ARG("pc,memory-backend=ram");
     ARG("-m");
@@ -127,8 +143,15 @@ static GPtrArray *build_argv(const RsGuestConfig *cfg, const RsGuestResult *res)
     ARG("-chardev");
     ARG("file,id=events,path=%s", res->events_path);
     ARG("-device");
-    ARG("ringside-serial,id=ringside0,chardev=console,events=events,pace=%s",
-        cfg->pace);
+    ARG("ringside-serial,id=ringside0,chardev=console,events=events,pace=%s"
+        "%s%s", cfg->pace, cfg->mailbox ? ",mailbox=" : "",
+        cfg->mailbox ? cfg->mailbox : "");
+    if (cfg->incoming) {
+        g_autofree char *q = g_shell_quote(cfg->incoming);
+
+        ARG("-incoming");
+        ARG("exec:cat %s", q);
+    }
     ARG("-kernel");
     ARG("%s", cfg->kernel);
     if (cfg->initrd) {
@@ -143,42 +166,51 @@ static GPtrArray *build_argv(const RsGuestConfig *cfg, const RsGuestResult *res)
     return argv;
 }
 
-typedef struct {
-    GMainLoop *loop;
+struct RsGuestRun {
+    GSubprocess *qemu;
+    GSource *timeout;
+    RsGuestResult *res;
+    RsGuestDone done;
+    gpointer opaque;
+    gint64 t0;
     gboolean timed_out;
-    gboolean done;
-} Waiter;
+    GCancellable *cancel;
+};
 
 static void on_qemu_exit(GObject *source, GAsyncResult *result, gpointer opaque)
 {
-    Waiter *w = opaque;
+    RsGuestRun *run = opaque;
+    GSubprocess *qemu = G_SUBPROCESS(source);
 
-    g_subprocess_wait_finish(G_SUBPROCESS(source), result, NULL);
-    w->done = TRUE;
-    g_main_loop_quit(w->loop);
+    if (!g_subprocess_wait_finish(qemu, result, NULL)) {
+        return;                 /* cancelled: the run is being freed */
+    }
+    if (run->timeout) {
+        g_source_destroy(run->timeout);
+        g_clear_pointer(&run->timeout, g_source_unref);
+    }
+    run->res->wall_s = (g_get_monotonic_time() - run->t0) / 1e6;
+    run->res->timed_out = run->timed_out;
+    run->res->exit_status = g_subprocess_get_if_exited(qemu) ?
+                            g_subprocess_get_exit_status(qemu) : -1;
+    run->done(run, run->opaque);
 }
 
 static gboolean on_timeout(gpointer opaque)
 {
-    Waiter *w = opaque;
+    RsGuestRun *run = opaque;
 
-    w->timed_out = TRUE;
-    g_main_loop_quit(w->loop);
+    /* Stop QEMU so the files are complete; on_qemu_exit reaps it. */
+    run->timed_out = TRUE;
+    g_subprocess_force_exit(run->qemu);
+    g_clear_pointer(&run->timeout, g_source_unref);
     return G_SOURCE_REMOVE;
 }
 
-gboolean rs_guest_run(const RsGuestConfig *cfg, RsGuestResult *res,
-                      GError **error)
+/* Inputs exist and are safe on a QEMU command line; output paths set. */
+static gboolean prepare(const RsGuestConfig *cfg, RsGuestResult *res,
+                        GError **error)
 {
-    g_autoptr(GSubprocessLauncher) launcher = NULL;
-    g_autoptr(GSubprocess) qemu = NULL;
-    g_autoptr(GPtrArray) argv = NULL;
-    g_autoptr(GMainContext) ctx = g_main_context_new();
-    g_autoptr(GMainLoop) loop = NULL;
-    g_autoptr(GSource) timeout = NULL;
-    Waiter w = { 0 };
-    gint64 t0;
-
     if (!check_file("QEMU fork binary", cfg->qemu, TRUE,
                     "build it with scripts/build-qemu.sh or pass --qemu",
                     error) ||
@@ -187,11 +219,17 @@ gboolean rs_guest_run(const RsGuestConfig *cfg, RsGuestResult *res,
                     error) ||
         (cfg->initrd && !check_file("initramfs", cfg->initrd, FALSE,
                                     "build it with scripts/build-initramfs.sh"
-                                    " or pass --initrd", error))) {
+                                    " or pass --initrd", error)) ||
+        (cfg->incoming && !check_file("saved guest state", cfg->incoming,
+                                      FALSE, NULL, error))) {
         return FALSE;
     }
     if (!check_option_safe("output directory", cfg->outdir, error) ||
-        (cfg->append && !check_option_safe("--append", cfg->append, error))) {
+        (cfg->append && !check_option_safe("--append", cfg->append, error)) ||
+        (cfg->mailbox && !check_option_safe("scenario", cfg->mailbox,
+                                            error)) ||
+        (cfg->rr_file && !check_option_safe("replay log", cfg->rr_file,
+                                            error))) {
         return FALSE;
     }
     if (g_mkdir_with_parents(cfg->outdir, 0755) < 0) {
@@ -205,11 +243,84 @@ gboolean rs_guest_run(const RsGuestConfig *cfg, RsGuestResult *res,
     res->qemu_log_path = g_build_filename(cfg->outdir, "qemu.log", NULL);
     res->ram_path = g_build_filename(cfg->outdir, "guest.ram", NULL);
     res->qmp_path = g_build_filename(cfg->outdir, "qmp.sock", NULL);
+    return TRUE;
+}
 
+RsGuestRun *rs_guest_start(const RsGuestConfig *cfg, RsGuestResult *res,
+                           RsGuestDone done, gpointer opaque, GError **error)
+{
+    g_autoptr(GSubprocessLauncher) launcher = NULL;
+    g_autoptr(GPtrArray) argv = NULL;
+    RsGuestRun *run;
+
+    if (!prepare(cfg, res, error)) {
+        return NULL;
+    }
     argv = build_argv(cfg, res);
+    launcher = g_subprocess_launcher_new(G_SUBPROCESS_FLAGS_STDERR_MERGE);
+    g_subprocess_launcher_set_stdout_file_path(launcher, res->qemu_log_path);
+
+    run = g_new0(RsGuestRun, 1);
+    run->res = res;
+    run->done = done;
+    run->opaque = opaque;
+    run->t0 = g_get_monotonic_time();
+    run->qemu = g_subprocess_launcher_spawnv(launcher,
+                                             (const char *const *)argv->pdata,
+                                             error);
+    if (!run->qemu) {
+        g_free(run);
+        return NULL;
+    }
+    run->cancel = g_cancellable_new();
+    g_subprocess_wait_async(run->qemu, run->cancel, on_qemu_exit, run);
+    run->timeout = g_timeout_source_new_seconds(cfg->timeout_s);
+    g_source_set_callback(run->timeout, on_timeout, run, NULL);
+    g_source_attach(run->timeout, g_main_context_get_thread_default());
+    return run;
+}
+
+void rs_guest_run_free(RsGuestRun *run)
+{
+    if (!run) {
+        return;
+    }
+    g_cancellable_cancel(run->cancel);
+    if (run->timeout) {
+        g_source_destroy(run->timeout);
+        g_source_unref(run->timeout);
+    }
+    if (run->qemu && !g_subprocess_get_if_exited(run->qemu) &&
+        !g_subprocess_get_if_signaled(run->qemu)) {
+        g_subprocess_force_exit(run->qemu);
+    }
+    g_clear_object(&run->qemu);
+    g_clear_object(&run->cancel);
+    g_free(run);
+}
+
+static void on_sync_done(RsGuestRun *run G_GNUC_UNUSED, gpointer opaque)
+{
+    gboolean *done = opaque;
+
+    *done = TRUE;
+}
+
+gboolean rs_guest_run(const RsGuestConfig *cfg, RsGuestResult *res,
+                      GError **error)
+{
+    g_autoptr(GMainContext) ctx = g_main_context_new();
+    RsGuestRun *run;
+    gboolean done = FALSE;
+
     if (cfg->print_only) {
+        g_autoptr(GPtrArray) argv = NULL;
         guint i;
 
+        if (!prepare(cfg, res, error)) {
+            return FALSE;
+        }
+        argv = build_argv(cfg, res);
         for (i = 0; argv->pdata[i]; i++) {
             g_autofree char *q = g_shell_quote(argv->pdata[i]);
 
@@ -218,39 +329,12 @@ gboolean rs_guest_run(const RsGuestConfig *cfg, RsGuestResult *res,
         printf("\n");
         return TRUE;
     }
-    launcher = g_subprocess_launcher_new(G_SUBPROCESS_FLAGS_STDERR_MERGE);
-    g_subprocess_launcher_set_stdout_file_path(launcher, res->qemu_log_path);
-
     g_main_context_push_thread_default(ctx);
-    t0 = g_get_monotonic_time();
-    qemu = g_subprocess_launcher_spawnv(launcher,
-                                        (const char *const *)argv->pdata,
-                                        error);
-    if (!qemu) {
-        g_main_context_pop_thread_default(ctx);
-        return FALSE;
+    run = rs_guest_start(cfg, res, on_sync_done, &done, error);
+    while (run && !done) {
+        g_main_context_iteration(ctx, TRUE);
     }
-    loop = g_main_loop_new(ctx, FALSE);
-    w.loop = loop;
-    g_subprocess_wait_async(qemu, NULL, on_qemu_exit, &w);
-    timeout = g_timeout_source_new_seconds(cfg->timeout_s);
-    g_source_set_callback(timeout, on_timeout, &w, NULL);
-    g_source_attach(timeout, ctx);
-    g_main_loop_run(loop);
-
-    if (!w.done) {
-        /* Timed out: stop QEMU so the files are complete, then reap it. */
-        g_subprocess_force_exit(qemu);
-        while (!w.done) {
-            g_main_context_iteration(ctx, TRUE);
-        }
-    }
-    g_source_destroy(timeout);
+    rs_guest_run_free(run);
     g_main_context_pop_thread_default(ctx);
-
-    res->wall_s = (g_get_monotonic_time() - t0) / 1e6;
-    res->timed_out = w.timed_out;
-    res->exit_status = g_subprocess_get_if_exited(qemu) ?
-                       g_subprocess_get_exit_status(qemu) : -1;
-    return TRUE;
+    return run != NULL;
 }

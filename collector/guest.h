@@ -16,10 +16,16 @@ typedef struct {
     char *accel;        /* "tcg", "kvm", "kvm:tcg", ... */
     char *pace;         /* ringside-serial pace=: "line" or "off" */
     char *outdir;       /* console.log, events.jsonl, qemu.log go here */
+    char *mailbox;      /* ringside-serial mailbox= (a fuzz scenario) */
+    char *incoming;     /* start from this saved state (ringside fuzz) */
+    char *rr_mode;      /* "record" or "replay": QEMU record/replay */
+    char *rr_file;      /* its log */
     int smp;
     int memory_mib;
     int timeout_s;
     gboolean print_only;    /* print the QEMU command line, do not run */
+    gboolean no_ram_file;   /* anonymous guest RAM: cheaper to restore, but
+                             * no guest.ram for ringside dmesg */
 } RsGuestConfig;
 
 typedef struct {
@@ -47,5 +53,18 @@ void rs_guest_result_clear(RsGuestResult *res);
  */
 gboolean rs_guest_run(const RsGuestConfig *cfg, RsGuestResult *res,
                       GError **error);
+
+/*
+ * The same, asynchronously: check the inputs, fill in @res's paths and
+ * start QEMU in the thread-default main context.  @done runs there when
+ * QEMU has exited or, after the timeout, been killed; @res then holds how.
+ * Returns NULL (and sets @error) if it could not start.
+ */
+typedef struct RsGuestRun RsGuestRun;
+typedef void (*RsGuestDone)(RsGuestRun *run, gpointer opaque);
+RsGuestRun *rs_guest_start(const RsGuestConfig *cfg, RsGuestResult *res,
+                           RsGuestDone done, gpointer opaque,
+                           GError **error);
+void rs_guest_run_free(RsGuestRun *run);
 
 #endif

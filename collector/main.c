@@ -18,6 +18,10 @@ static const struct {
       "print the guest kernel's log from guest memory or a dump" },
     { "report", rs_cmd_report,
       "what the device judged, from a saved event stream" },
+    { "fuzz", rs_cmd_fuzz,
+      "run panic scenarios from a seed, save the failing ones" },
+    { "replay", rs_cmd_replay,
+      "record a case file's run, replay it, check it happens again" },
 };
 
 static void usage(FILE *f)

@@ -1,0 +1,198 @@
+/*
+ * ringside replay: run a case file under QEMU's record/replay, then replay
+ * the recording, and check that the replay put the same bytes on the wire
+ * at the same virtual times and got the same verdicts: the interleaving
+ * that made a case fail, made to happen again.
+ */
+#include "commands.h"
+#include "errors.h"
+#include "events.h"
+#include "fuzzrun.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The wire and the verdicts of a run, in a form two runs compare by. */
+static char *run_digest(const RsFuzzCase *c, guint64 *bytes, GError **error)
+{
+    g_autofree char *path = g_build_filename(c->dir, "events.jsonl", NULL);
+    g_autoptr(RsEventStream) s = rs_event_stream_load(path, error);
+    g_autoptr(GChecksum) sum = g_checksum_new(G_CHECKSUM_SHA256);
+    guint i;
+
+    if (!s) {
+        return NULL;
+    }
+    for (i = 0; i < s->tx->len; i++) {
+        const RsTxByte *b = &g_array_index(s->tx, RsTxByte, i);
+        gint64 rec[4] = { b->index, b->vt_ns, b->cpu, b->byte };
+
+        g_checksum_update(sum, (const guchar *)rec, sizeof(rec));
+    }
+    for (i = 0; i < s->lines->len; i++) {
+        const RsLineVerdict *l = &g_array_index(s->lines, RsLineVerdict, i);
+
+        g_checksum_update(sum, (const guchar *)l->verdict,
+                          strlen(l->verdict) + 1);
+        g_checksum_update(sum, (const guchar *)&l->seq, sizeof(l->seq));
+    }
+    for (i = 0; i < s->brackets->len; i++) {
+        const RsBracket *b = &g_array_index(s->brackets, RsBracket, i);
+
+        g_checksum_update(sum, (const guchar *)b->verdict,
+                          strlen(b->verdict) + 1);
+        g_checksum_update(sum, (const guchar *)&b->seq, sizeof(b->seq));
+    }
+    *bytes = s->tx->len;
+    return g_strdup(g_checksum_get_string(sum));
+}
+
+static void print_run(const char *what, const RsFuzzCase *c)
+{
+    if (!c->judged) {
+        printf("%s: no verdicts (%s)\n", what, c->error);
+        return;
+    }
+    printf("%s: class=%s ended=%s bytes=%" G_GUINT64_FORMAT " lost=%"
+           G_GUINT64_FORMAT " torn=%" G_GUINT64_FORMAT " corrupt=%"
+           G_GUINT64_FORMAT " duplicated=%" G_GUINT64_FORMAT " wall=%.2fs "
+           "dir=%s\n", what, rs_class_names[c->out.klass],
+           rs_end_names[c->out.end], c->out.wire_bytes, c->out.lost,
+           c->out.torn, c->out.corrupt, c->out.duplicated, c->wall_s, c->dir);
+}
+
+int rs_cmd_replay(int argc, char **argv)
+{
+    g_autoptr(GError) error = NULL;
+    g_autoptr(GOptionContext) ctx = NULL;
+    g_autoptr(GHashTable) origin = NULL;
+    g_autofree char *kernel = NULL, *out = NULL, *qemu = NULL;
+    g_autofree char *d1 = NULL, *d2 = NULL;
+    g_autofree char *dig1 = NULL, *dig2 = NULL;
+    RsFuzzEnv env = { 0 };
+    RsFuzzCase rec = { 0 }, rep = { 0 };
+    guint64 n1 = 0, n2 = 0;
+    int timeout = 120;
+    const char *v;
+    int status = 2;
+    const GOptionEntry entries[] = {
+        { "kernel", 'k', 0, G_OPTION_ARG_FILENAME, &kernel,
+          "Guest bzImage (default: the one the case file names)", "FILE" },
+        { "qemu", 0, 0, G_OPTION_ARG_FILENAME, &qemu,
+          "QEMU fork binary (default: the cached build)", "FILE" },
+        { "timeout", 't', 0, G_OPTION_ARG_INT, &timeout,
+          "Seconds each of the two runs may take (default 120)", "S" },
+        { "out", 'o', 0, G_OPTION_ARG_FILENAME, &out,
+          "Directory for the recording and both runs (default: a new "
+          "directory under /tmp)", "DIR" },
+        { NULL }
+    };
+
+    ctx = g_option_context_new("CASE - record a case, replay it, compare");
+    g_option_context_add_main_entries(ctx, entries, NULL);
+    g_option_context_set_description(ctx,
+        "Exit status: 0 if the replay reproduced the recorded run's wire "
+        "bytes, their virtual times and the verdicts; 1 if not; 2 on bad "
+        "input or a run that could not be made.");
+    if (!g_option_context_parse(ctx, &argc, &argv, &error)) {
+        g_printerr("ringside replay: %s\n", error->message);
+        return 2;
+    }
+    if (argc != 2) {
+        g_printerr("ringside replay: expected one case file (try --help)\n");
+        return 2;
+    }
+    if (timeout < 1) {
+        g_printerr("ringside replay: --timeout must be at least 1\n");
+        return 2;
+    }
+    if (!rs_scenario_load(argv[1], &rec.sc, &origin, &error)) {
+        g_printerr("ringside replay: %s\n", error->message);
+        return 2;
+    }
+    if (rec.sc.smp != 1) {
+        g_printerr("ringside replay: %s runs on %u vCPUs; QEMU 7.2's "
+                   "record/replay supports one (shrink the case with "
+                   "'ringside fuzz --minimize', or rerun it with 'ringside "
+                   "run --case')\n", argv[1], rec.sc.smp);
+        return 2;
+    }
+
+    rs_guest_config_defaults(&env.base);
+    v = g_hash_table_lookup(origin, "kernel");
+    if (kernel || v) {
+        g_free(env.base.kernel);
+        env.base.kernel = kernel ? g_steal_pointer(&kernel) : g_strdup(v);
+    }
+    if (qemu) {
+        g_free(env.base.qemu);
+        env.base.qemu = g_steal_pointer(&qemu);
+    }
+    v = g_hash_table_lookup(origin, "pace");
+    g_free(env.base.pace);
+    env.base.pace = g_strdup(v && !strcmp(v, "line") ? "line" : "off");
+    v = g_hash_table_lookup(origin, "memory");
+    if (v && atoi(v) >= 64 && atoi(v) <= 65536) {
+        env.base.memory_mib = atoi(v);
+    }
+    env.base.timeout_s = timeout;
+    env.jobs = 1;
+    /* A RAM file would start the replay on the recording's last RAM. */
+    env.no_ram_file = TRUE;
+    if (!rs_fuzz_env_check(&env, &error)) {
+        g_printerr("ringside replay: %s\n", error->message);
+        goto out;
+    }
+    env.workdir = out ? g_steal_pointer(&out) :
+                  g_dir_make_tmp("ringside-replay-XXXXXX", &error);
+    if (!env.workdir) {
+        g_printerr("ringside replay: %s\n", error->message);
+        goto out;
+    }
+    env.base.rr_file = g_build_filename(env.workdir, "replay.bin", NULL);
+
+    rec.cold = rep.cold = TRUE;
+    rep.sc = rec.sc;
+    rec.dir = d1 = g_build_filename(env.workdir, "record", NULL);
+    rep.dir = d2 = g_build_filename(env.workdir, "replay", NULL);
+    env.base.rr_mode = g_strdup("record");
+    rs_fuzz_run_one(&env, &rec);
+    print_run("record", &rec);
+    if (!rec.judged) {
+        goto out;
+    }
+    g_free(env.base.rr_mode);
+    env.base.rr_mode = g_strdup("replay");
+    rs_fuzz_run_one(&env, &rep);
+    print_run("replay", &rep);
+    if (!rep.judged) {
+        goto out;
+    }
+
+    dig1 = run_digest(&rec, &n1, &error);
+    dig2 = dig1 ? run_digest(&rep, &n2, &error) : NULL;
+    if (!dig2) {
+        g_printerr("ringside replay: %s\n", error->message);
+        goto out;
+    }
+    if (!strcmp(dig1, dig2) && rec.out.klass == rep.out.klass) {
+        printf("ringside: replay reproduced %s: %" G_GUINT64_FORMAT
+               " wire bytes at the same virtual times, the same verdicts, "
+               "class=%s out=%s\n", argv[1], n1,
+               rs_class_names[rep.out.klass], env.workdir);
+        status = 0;
+    } else {
+        printf("ringside: replay DIFFERS from the recording of %s: %"
+               G_GUINT64_FORMAT " vs %" G_GUINT64_FORMAT " wire bytes, "
+               "class %s vs %s out=%s\n", argv[1], n1, n2,
+               rs_class_names[rec.out.klass], rs_class_names[rep.out.klass],
+               env.workdir);
+        status = 1;
+    }
+out:
+    g_free(rec.error);
+    g_free(rep.error);
+    rs_fuzz_env_clear(&env);
+    return status;
+}

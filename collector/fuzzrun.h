@@ -1,0 +1,77 @@
+/*
+ * Running fuzz cases: the guest booted once per vCPU count to the point
+ * where /init waits for a scenario, saved, and each case restored from that
+ * state with its scenario in ringside-serial's mailbox (or booted cold),
+ * up to @jobs QEMUs at a time on a GLib main loop.
+ */
+#ifndef RINGSIDE_FUZZRUN_H
+#define RINGSIDE_FUZZRUN_H
+
+#include "guest.h"
+#include "outcome.h"
+#include "scenario.h"
+
+typedef struct {
+    RsGuestConfig base;     /* qemu, kernel, initrd, accel, pace, memory,
+                             * timeout_s (per case) */
+    char *workdir;          /* snapshots/ and runs/ go here */
+    guint jobs;
+    gboolean no_ram_file;   /* runs without guest.ram (fuzz does) */
+    char *snapshot[RS_SCENARIO_SMP_MAX + 1];    /* saved state per smp */
+} RsFuzzEnv;
+
+typedef struct {
+    guint64 index;
+    RsScenario sc;
+    gboolean cold;          /* boot, instead of restoring a snapshot */
+    char *dir;              /* its run directory */
+    /* Filled in when it ran: */
+    gboolean judged;        /* there was an event stream to judge */
+    char *error;            /* why not */
+    RsOutcome out;
+    double wall_s;
+} RsFuzzCase;
+
+void rs_fuzz_env_clear(RsFuzzEnv *env);
+void rs_fuzz_case_free(RsFuzzCase *c);
+
+/* Boot and save the guest for each vCPU count in @smps (bit n: n vCPUs). */
+gboolean rs_fuzz_snapshots(RsFuzzEnv *env, guint smps, GError **error);
+
+/*
+ * Run cases until @next returns NULL, at most env->jobs at a time; @done
+ * gets each (and owns it) as it ends.  Returns when all have ended.
+ */
+typedef RsFuzzCase *(*RsFuzzNext)(gpointer opaque);
+typedef void (*RsFuzzDone)(RsFuzzCase *c, gpointer opaque);
+void rs_fuzz_run(RsFuzzEnv *env, RsFuzzNext next, RsFuzzDone done,
+                 gpointer opaque);
+
+/* Run one case to its end (ringside run --case, replay, minimisation). */
+void rs_fuzz_run_one(RsFuzzEnv *env, RsFuzzCase *c);
+
+/* Bits of rs_fuzz_snapshots' @smps: every vCPU count a scenario has. */
+#define RS_FUZZ_ALL_SMPS (((1u << (RS_SCENARIO_SMP_MAX + 1)) - 1) & ~1u)
+
+/* The QEMU, kernel and initramfs exist. */
+gboolean rs_fuzz_env_check(const RsFuzzEnv *env, GError **error);
+
+/*
+ * Save @c's scenario as a case file, with where it came from: @seed, its
+ * index, the kernel (and @kernel_sha, computed if NULL), and its class.
+ */
+gboolean rs_fuzz_save_case(const RsFuzzEnv *env, const RsFuzzCase *c,
+                           guint64 seed, const char *kernel_sha,
+                           const char *path, GError **error);
+
+/* Hex SHA-256 of a file's content ("" if unreadable). */
+char *rs_file_sha256(const char *path);
+
+/* Remove a run directory and the files in it. */
+void rs_rmtree(const char *dir);
+
+/* The guest configuration a case runs with. */
+void rs_fuzz_case_config(const RsFuzzEnv *env, const RsFuzzCase *c,
+                         RsGuestConfig *cfg);
+
+#endif
