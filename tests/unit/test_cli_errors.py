@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""CLI test (TAP): ringside dmesg, run and report on bad input exit non-zero with one clear
+"""CLI test (TAP): ringside dmesg, run, report, fuzz and replay on bad input exit non-zero with one clear
 line, never a crash or a hang."""
 import os
 import struct
@@ -78,6 +78,32 @@ cases = [(w, ["dmesg"] + a, rc, m) for w, a, rc, m in cases] + [
     ("report: old schema", ["report", f("v1.jsonl", b'{"v":1,"ev":"start"}\n')], 2,
      "schema version 1"),
     ("report: no file", ["report"], 2, "expected one EVENTS.jsonl"),
+    ("fuzz: bad shard", ["fuzz", "--shard", "2/2"], 2, "--shard wants I/N"),
+    ("fuzz: shard not a number", ["fuzz", "--shard", "a/b"], 2,
+     "--shard wants I/N"),
+    ("fuzz: unknown test", ["fuzz", "--tests", "panic-task,nope"], 2,
+     "unknown case \"nope\""),
+    ("fuzz: zero cases", ["fuzz", "--cases", "0"], 2, "at least 1"),
+    ("fuzz: minimize a missing case file", ["fuzz", "--minimize",
+     "/nonexistent.case", "--kernel", f("k", b"x"), "--qemu", "/bin/true",
+     "--initrd", f("i", b"x"), "-o", d + "/min"], 2, "not a case file"),
+    ("run: case file out of range", ["run", "--case", f("big.case",
+     b"[scenario]\ntest=panic-task\nsmp=9\nstorm=0\nstorm_ms=0\n"
+     b"storm_len=1\nstorm_level=0\nstorm_gap_us=0\nwarns=0\npending=0\n"
+     b"stress_ms=0\n")], 1, "smp out of range"),
+    ("run: case file missing a key", ["run", "--case", f("short.case",
+     b"[scenario]\ntest=panic-task\nsmp=1\n")], 1, "[scenario] storm"),
+    ("run: case file of an unknown test", ["run", "--case", f("t.case",
+     b"[scenario]\ntest=reboot\nsmp=1\nstorm=0\nstorm_ms=0\n"
+     b"storm_len=1\nstorm_level=0\nstorm_gap_us=0\nwarns=0\npending=0\n"
+     b"stress_ms=0\n")], 1, "test out of range"),
+    ("replay: no case", ["replay"], 2, "expected one case file"),
+    ("replay: two vCPUs", ["replay", f("smp2.case",
+     b"[scenario]\ntest=panic-task\nsmp=2\nstorm=0\nstorm_ms=0\n"
+     b"storm_len=1\nstorm_level=0\nstorm_gap_us=0\nwarns=0\npending=0\n"
+     b"stress_ms=0\n")], 2, "supports one"),
+    ("replay: not a key file", ["replay", f("junk.case", b"\x00\x01junk")], 2,
+     "not a case file"),
 ]
 
 print("1..%d" % len(cases))
