@@ -379,8 +379,7 @@ static int ext_post_load(void *opaque, int version_id)
     RingsideSerialState *s = opaque;
     int i;
 
-    if (s->ext_knock >= sizeof(rs_ext_key) || s->ext_answer > 4 ||
-        s->l1.max_level < -1 || s->l1.max_level > 7) {
+    if (s->ext_knock >= sizeof(rs_ext_key) || s->ext_answer > 4) {
         return -EINVAL;
     }
     for (i = 0; i < RS_L1_SLOTS; i++) {
@@ -422,8 +421,8 @@ static const VMStateDescription vmstate_rs_l1_frame = {
 
 const VMStateDescription vmstate_ringside_ext = {
     .name = "ringside-serial/ext",
-    .version_id = 1,
-    .minimum_version_id = 1,
+    .version_id = 2,            /* 2: the loglevel inferred per level */
+    .minimum_version_id = 2,
     .needed = ext_needed,
     .post_load = ext_post_load,
     .fields = (VMStateField[]) {
@@ -439,7 +438,7 @@ const VMStateDescription vmstate_ringside_ext = {
         VMSTATE_UINT8_ARRAY(L(depth), RingsideSerialState, RS_L1_SLOTS),
         VMSTATE_BOOL(L(started), RingsideSerialState),
         VMSTATE_UINT64(L(next), RingsideSerialState),
-        VMSTATE_INT32(L(max_level), RingsideSerialState),
+        VMSTATE_UINT64_ARRAY(L(level_seq), RingsideSerialState, RS_LEVELS),
         VMSTATE_UINT8(L(fmt_flags), RingsideSerialState),
         VMSTATE_UINT64(L(dropped_credit), RingsideSerialState),
         VMSTATE_UINT64_ARRAY(L(partial_seq), RingsideSerialState,

@@ -56,7 +56,7 @@ void rs_l1_init(rs_l1 *l, int loglevel, rs_l1_bracket_fn on_bracket,
     l->on_bracket = on_bracket;
     l->on_record = on_record;
     l->opaque = opaque;
-    l->max_level = -1;
+    rs_levels_reset(l->level_seq);
 }
 
 void rs_l1_attach(rs_l1 *l, const rs_ring *ring)
@@ -71,7 +71,7 @@ void rs_l1_reset(rs_l1 *l)
     memset(l->window, 0, sizeof(l->window));
     l->started = false;
     l->next = 0;
-    l->max_level = -1;
+    rs_levels_reset(l->level_seq);
     l->dropped_credit = 0;
 }
 
@@ -191,11 +191,16 @@ static void judge_skipped_one(rs_l1 *l, run *r, uint64_t seq, uint64_t first)
         v = kind;
     } else if (seq < first ||
                text_gone(rs_ring_read_settled(l->ring, seq, &rec, NULL, 0))) {
-        /* overwritten before the console got to it */
-        v = l->dropped_credit ? RS_R_DROPPED : RS_R_MISSING;
+        /*
+         * Overwritten before this judgement.  Unless the kernel owned up
+         * to dropping it, its console went past it while it was there (a
+         * console that falls behind the ring says so on the next record
+         * it prints): it was below the console loglevel then.
+         */
+        v = l->dropped_credit ? RS_R_DROPPED : RS_R_FILTERED;
     } else {
         level = rec.level;
-        v = rs_console_filtered(l->loglevel, l->max_level, level) ?
+        v = rs_console_filtered(l->loglevel, l->level_seq, level, seq) ?
             RS_R_FILTERED : RS_R_MISSING;
     }
     if (v == RS_R_DROPPED) {
@@ -205,10 +210,28 @@ static void judge_skipped_one(rs_l1 *l, run *r, uint64_t seq, uint64_t first)
     run_add(l, r, v, seq, 1, level);
 }
 
+/*
+ * Judge [seq, to) in one go, unread: the kernel's word first, then
+ * @otherwise.
+ */
+static void judge_bulk(rs_l1 *l, run *r, uint64_t seq, uint64_t to,
+                       rs_l1_record_verdict otherwise)
+{
+    uint64_t rest = to - seq, d, s;
+
+    d = rest < l->dropped_credit ? rest : l->dropped_credit;
+    l->dropped_credit -= d;
+    run_add(l, r, RS_R_DROPPED, seq, d, -1);
+    run_add(l, r, otherwise, seq + d, rest - d, -1);
+    for (s = to - (rest < RS_L1_WINDOW ? rest : RS_L1_WINDOW); s < to; s++) {
+        window_set(l, s, s < seq + d ? RS_R_DROPPED : otherwise);
+    }
+}
+
 /* The console went from seq from to seq to without printing these. */
 static void judge_skipped(rs_l1 *l, uint64_t from, uint64_t to)
 {
-    uint64_t first = 0, seq, rest, d;
+    uint64_t first = 0, seq, gone_to, n;
     run r = { .open = false };
 
     if (to <= from || !l->ring) {
@@ -217,18 +240,22 @@ static void judge_skipped(rs_l1 *l, uint64_t from, uint64_t to)
     if (rs_ring_first_seq(l->ring, &first) != RS_OK) {
         first = 0;
     }
-    for (seq = from; seq < to && seq - from < RS_L1_SKIP_READS; seq++) {
+    /* Gone from the ring: judged without reading (judge_skipped_one). */
+    gone_to = first > from ? MIN(first, to) : from;
+    for (seq = from; seq < gone_to && seq - from < RS_L1_SKIP_READS; seq++) {
+        judge_skipped_one(l, &r, seq, first);
+    }
+    if (seq < gone_to) {
+        judge_bulk(l, &r, seq, gone_to, RS_R_FILTERED);
+        seq = gone_to;
+    }
+    /* Still there: read for their level, up to the budget. */
+    for (n = 0; seq < to && n < RS_L1_SKIP_READS; seq++, n++) {
         judge_skipped_one(l, &r, seq, first);
     }
     /* Beyond the read budget: the kernel's word, then missing, unread. */
-    rest = to - seq;
-    d = rest < l->dropped_credit ? rest : l->dropped_credit;
-    l->dropped_credit -= d;
-    run_add(l, &r, RS_R_DROPPED, seq, d, -1);
-    run_add(l, &r, RS_R_MISSING, seq + d, rest - d, -1);
-    for (seq = to - (rest < RS_L1_WINDOW ? rest : RS_L1_WINDOW); seq < to;
-         seq++) {
-        window_set(l, seq, seq < to - rest + d ? RS_R_DROPPED : RS_R_MISSING);
+    if (seq < to) {
+        judge_bulk(l, &r, seq, to, RS_R_MISSING);
     }
     run_flush(l, &r);
 }
@@ -265,9 +292,7 @@ static void deliver(rs_l1 *l, uint64_t seq, int level)
     }
     window_set(l, seq, RS_R_DELIVERED);
     run_add(l, &r, RS_R_DELIVERED, seq, 1, level);
-    if (level > l->max_level) {
-        l->max_level = level;
-    }
+    rs_levels_printed(l->level_seq, level, seq);
 }
 
 /* Only part of record seq, or a damaged copy, reached the wire. */

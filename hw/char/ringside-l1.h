@@ -126,7 +126,7 @@ typedef struct rs_l1 {
 
     bool started;               /* a bracket was judged against the ring */
     uint64_t next;              /* the next seq the console should print */
-    int32_t max_level;          /* highest level delivered, -1: none */
+    uint64_t level_seq[RS_LEVELS];      /* rs_levels_printed() */
     uint8_t fmt_flags;          /* RS_FMT_* that matched last */
     uint64_t dropped_credit;    /* records the kernel said it dropped */
     uint64_t partial_seq[RS_L1_PARTIAL];

@@ -157,9 +157,9 @@ static bool line_is(const line *l, const char *s, uint32_t n)
 }
 
 /* Does the console print nothing of records at this level? */
-static bool filtered(const rs_match *m, int level)
+static bool filtered(const rs_match *m, int level, uint64_t seq)
 {
-    return rs_console_filtered(m->loglevel, m->max_level, level);
+    return rs_console_filtered(m->loglevel, m->level_seq, level, seq);
 }
 
 /* ---- the line's prefix ---- */
@@ -315,7 +315,7 @@ static uint8_t skipped_class(rs_match *m, uint64_t seq, bool read)
         st = rd(m, seq, &rec, NULL, 0);
         if (st == RS_REC_OK || st == RS_REC_NODATA) {
             level = rec.level;
-            if (filtered(m, level)) {
+            if (filtered(m, level, seq)) {
                 return W_FILTERED | (level + 1) << 4;
             }
         }
@@ -333,7 +333,15 @@ static uint8_t skipped_class(rs_match *m, uint64_t seq, bool read)
 
 /* Judge count records from seq at once, unread: dropped as the kernel
  * said, the rest missing. */
-static void judge_bulk(rs_match *m, uint64_t seq, uint64_t count)
+/*
+ * Judge count records from seq unread.  @gone: they left the ring before
+ * the console printed anything after them.  Whatever the kernel did not
+ * own up to dropping in a notice then, its console went past while they
+ * were still there: a kernel console that falls behind the ring says so
+ * on the next line it prints.  So they were below the console loglevel
+ * (or printed, but then they were on the wire).
+ */
+static void judge_bulk(rs_match *m, uint64_t seq, uint64_t count, bool gone)
 {
     rs_verdict_info vi;
     uint64_t dropped, printed;
@@ -358,7 +366,7 @@ static void judge_bulk(rs_match *m, uint64_t seq, uint64_t count)
     if (count > dropped) {
         vi.seq = seq + dropped;
         vi.count = count - dropped;
-        report(m, RS_V_MISSING, &vi);
+        report(m, gone ? RS_V_FILTERED : RS_V_MISSING, &vi);
     }
 }
 
@@ -384,7 +392,7 @@ static void advance(rs_match *m, uint64_t seq)
 
         expire_all(m);
         memset(m->window, 0, sizeof(m->window));
-        judge_bulk(m, m->cursor, upto - m->cursor);
+        judge_bulk(m, m->cursor, upto - m->cursor, true);
         m->cursor = upto;
     }
     while (m->cursor < seq) {
@@ -395,7 +403,7 @@ static void advance(rs_match *m, uint64_t seq)
         if (reads == RS_MATCH_SKIP_READS) {
             expire_all(m);
             memset(m->window, 0, sizeof(m->window));
-            judge_bulk(m, m->cursor, seq - m->cursor);
+            judge_bulk(m, m->cursor, seq - m->cursor, false);
             m->cursor = seq;
             return;
         }
@@ -412,9 +420,7 @@ static rs_verdict printed(rs_match *m, uint64_t seq, int level)
 {
     uint8_t *slot;
 
-    if (level > m->max_level) {
-        m->max_level = level;
-    }
+    rs_levels_printed(m->level_seq, level, seq);
     m->unmatched_run = 0;
     if (!m->started || seq >= m->cursor) {
         advance(m, seq);
@@ -682,7 +688,7 @@ static bool expected(rs_match *m, const line *l, cand *c, bool *hit)
         if (st == RS_REC_NOT_YET || st == RS_REC_BAD) {
             return false;
         }
-        if (st == RS_REC_OK && c->len && !filtered(m, c->level)) {
+        if (st == RS_REC_OK && c->len && !filtered(m, c->level, s)) {
             return true;
         }
     }
@@ -1166,7 +1172,7 @@ void rs_match_init(rs_match *m, int loglevel, rs_report_fn report,
     m->report = report;
     m->untrusted = untrusted;
     m->opaque = opaque;
-    m->max_level = -1;
+    rs_levels_reset(m->level_seq);
 }
 
 void rs_match_attach(rs_match *m, const rs_ring *ring)

@@ -90,7 +90,7 @@ typedef struct rs_match {
     /* where the console is in the ring */
     bool started;               /* a line has been matched */
     uint64_t cursor;            /* the next seq the console should print */
-    int32_t max_level;          /* highest level printed, -1: none */
+    uint64_t level_seq[RS_LEVELS];      /* rs_levels_printed() */
     bool have_fmt;
     uint8_t fmt_flags;          /* RS_FMT_* of the last line matched */
     uint64_t dropped_credit;    /* records the kernel said it dropped */

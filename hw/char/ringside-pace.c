@@ -95,10 +95,12 @@ static void pace_tx_done(void *opaque)
         s->tx_refused++;
     }
     trace_ringside_serial_wire(s->tsr_index, now);
-    ringside_events_printf(s, "{\"v\":%d,\"ev\":\"wire\",\"i\":%" PRIu64
-                           ",\"wt\":%" PRId64 "%s}\n",
-                           RINGSIDE_EVENTS_VERSION, s->tsr_index, now,
-                           refused ? ",\"refused\":1" : "");
+    if (s->tx_events) {
+        ringside_events_printf(s, "{\"v\":%d,\"ev\":\"wire\",\"i\":%"
+                               PRIu64 ",\"wt\":%" PRId64 "%s}\n",
+                               RINGSIDE_EVENTS_VERSION, s->tsr_index, now,
+                               refused ? ",\"refused\":1" : "");
+    }
     /* What is judged is what reached the console: not overruns or refusals */
     if (s->ring_auto && !refused) {
         ringside_verify_byte(s, s->tsr, s->tsr_index, now);

@@ -206,13 +206,50 @@ static inline uint32_t rs_common_prefix(const uint8_t *a, uint32_t an,
 }
 
 /*
- * Does the console print nothing of records at level?  loglevel > 0 is the
- * guest's console_loglevel; 0 infers it as more verbose than max_level, the
- * highest level printed so far (-1: none yet).
+ * The console loglevel inferred from what the console printed: for each
+ * level, the lowest seq it printed at that level (UINT64_MAX: none).
  */
-static inline bool rs_console_filtered(int loglevel, int max_level, int level)
+#define RS_LEVELS 8
+
+static inline void rs_levels_reset(uint64_t *first_seq)
 {
-    return loglevel > 0 ? level >= loglevel : level > max_level;
+    int i;
+
+    for (i = 0; i < RS_LEVELS; i++) {
+        first_seq[i] = UINT64_MAX;
+    }
+}
+
+static inline void rs_levels_printed(uint64_t *first_seq, int level,
+                                     uint64_t seq)
+{
+    if (level >= 0 && level < RS_LEVELS && seq < first_seq[level]) {
+        first_seq[level] = seq;
+    }
+}
+
+/*
+ * Did the console print nothing of record seq at level?  loglevel > 0 is
+ * the guest's console_loglevel; 0 infers it: seq was printable if the
+ * console printed a record at that level or a more verbose one before it.
+ * Judging by what came before, not by all printed so far, matters: panic()
+ * makes the console verbose, and debug records it then prints do not make
+ * those it rightly skipped earlier missing.
+ */
+static inline bool rs_console_filtered(int loglevel, const uint64_t *first_seq,
+                                       int level, uint64_t seq)
+{
+    int l;
+
+    if (loglevel > 0) {
+        return level >= loglevel;
+    }
+    for (l = level < 0 ? 0 : level; l < RS_LEVELS; l++) {
+        if (first_seq[l] < seq) {
+            return false;
+        }
+    }
+    return true;
 }
 
 /*

@@ -109,7 +109,7 @@ void ringside_events_printf(RingsideSerialState *s, const char *fmt, ...)
 /* Returns the byte's index in the stream ("i"). */
 static uint64_t ringside_record_tx(RingsideSerialState *s, uint8_t byte)
 {
-    bool events = qemu_chr_fe_backend_connected(&s->events);
+    bool events = s->tx_events && qemu_chr_fe_backend_connected(&s->events);
     bool loop = s->serial.mcr & RS_MCR_LOOP;
     bool check = s->ring_auto && !loop && !s->pace;
     int cpu = current_cpu ? current_cpu->cpu_index : -1;
@@ -368,6 +368,8 @@ static Property ringside_serial_properties[] = {
     DEFINE_PROP_CHR("events", RingsideSerialState, events),
     /* off: QEMU's instant transmitter; line: paced at the programmed rate */
     DEFINE_PROP_STRING("pace", RingsideSerialState, pace_mode),
+    /* off: verdicts only, no tx/wire event per byte (much cheaper) */
+    DEFINE_PROP_BOOL("tx-events", RingsideSerialState, tx_events, true),
     DEFINE_PROP_STRING("ring", RingsideSerialState, ring_mode),
     /* the guest's console_loglevel, if known; 0 infers it */
     DEFINE_PROP_UINT32("loglevel", RingsideSerialState, loglevel, 0),

@@ -69,6 +69,7 @@ struct RingsideSerialState {
     uint32_t iobase;
     uint32_t isairq;
     char *pace_mode;
+    bool tx_events;             /* tx-events=: a "tx" event per byte */
     CharBackend events;
 
     /* Records not yet accepted by the events backend. */

@@ -321,8 +321,8 @@ static int verify_post_load(void *opaque, int version_id)
 
 const VMStateDescription vmstate_ringside_verify = {
     .name = "ringside-serial/verify",
-    .version_id = 1,
-    .minimum_version_id = 1,
+    .version_id = 2,            /* 2: the loglevel inferred per level */
+    .minimum_version_id = 2,
     .needed = verify_needed,
     .post_load = verify_post_load,
     .fields = (VMStateField[]) {
@@ -335,7 +335,7 @@ const VMStateDescription vmstate_ringside_verify = {
         VMSTATE_UINT64(M(first), RingsideSerialState),
         VMSTATE_BOOL(M(started), RingsideSerialState),
         VMSTATE_UINT64(M(cursor), RingsideSerialState),
-        VMSTATE_INT32(M(max_level), RingsideSerialState),
+        VMSTATE_UINT64_ARRAY(M(level_seq), RingsideSerialState, RS_LEVELS),
         VMSTATE_BOOL(M(have_fmt), RingsideSerialState),
         VMSTATE_UINT8(M(fmt_flags), RingsideSerialState),
         VMSTATE_UINT64(M(dropped_credit), RingsideSerialState),

@@ -228,6 +228,38 @@ static void test_skipped(void)
     fixture_stop(&f);
 }
 
+/*
+ * panic() makes the console verbose: a debug record it prints then does
+ * not make the one it rightly skipped before missing; records that left
+ * the ring before the next one printed, with no "dropped" notice, were
+ * skipped while there.
+ */
+static void test_verbose_later(void)
+{
+    Fixture f = { 0 };
+    Ring r;
+    g_autofree char *rv = NULL;
+    g_autoptr(QDict) sum = NULL;
+    int i;
+
+    start_announced(&f, &r);
+    ring_push(&r, "zero");                          /* 0: printed */
+    ring_push_full(&r, 2000000, 7, 1, "debug");     /* 1: filtered then */
+    for (i = 2; i < 6; i++) {
+        ring_push_full(&r, 3000000, 7, 1, "gone");  /* 2-5: overwritten */
+    }
+    ring_push_full(&r, 7000000, 7, 1, "verbose");   /* 6: printed */
+    bracket(f.qts, 0, "zero");
+    qtest_writeq(f.qts, PRB_PA + 32, 6);            /* tail: 0-5 gone */
+    bracket(f.qts, 6, "verbose");
+    sum = quit_event(&f, "l1-summary");
+    rv = verdicts_of(&f, "l1-record");
+    g_assert_cmpstr(rv, ==, "");
+    g_assert_cmpint(sub_int(sum, "records", "delivered"), ==, 2);
+    g_assert_cmpint(sub_int(sum, "records", "filtered"), ==, 5);
+    fixture_stop(&f);
+}
+
 /* A changed byte, and a bracket left open when the guest stops. */
 static void test_corrupt_and_open(void)
 {
@@ -380,6 +412,7 @@ int main(int argc, char **argv)
     qtest_add_func("/ringside-ext/ok", test_ok);
     qtest_add_func("/ringside-ext/nested-takeover", test_nested_takeover);
     qtest_add_func("/ringside-ext/skipped", test_skipped);
+    qtest_add_func("/ringside-ext/verbose-later", test_verbose_later);
     qtest_add_func("/ringside-ext/corrupt-and-open", test_corrupt_and_open);
     qtest_add_func("/ringside-ext/hostile", test_hostile);
     qtest_add_func("/ringside-ext/unchecked-gap", test_unchecked_gap);

@@ -345,6 +345,66 @@ static void test_filtered(const void *opaque)
     fixture_stop(&f);
 }
 
+/*
+ * panic() makes the console verbose: the debug record printed then does
+ * not make the debug record the console skipped before missing.
+ */
+static void test_verbose_later(void)
+{
+    Fixture f = { 0 };
+    Ring r;
+    g_autoptr(QDict) sum = NULL;
+
+    start_attached(&f, &r, "");
+    ring_push_full(&r, 1000000, 3, 1, "error");
+    ring_push_full(&r, 2000000, 7, 1, "debug");
+    ring_push_full(&r, 3000000, 0, 1, "Kernel panic");
+    ring_push_full(&r, 4000000, 7, 1, "debug, verbose now");
+    attach_now(&f);
+    print_rec(f.qts, 0, "error");
+    print_rec(f.qts, 2, "Kernel panic");
+    print_rec(f.qts, 3, "debug, verbose now");
+    sum = quit_summary(&f);
+    g_assert_cmpint(sub_int(sum, "records", "filtered"), ==, 1);
+    g_assert_cmpint(sub_int(sum, "records", "missing"), ==, 0);
+    fixture_stop(&f);
+}
+
+/*
+ * Records that left the ring before the console printed the next one: the
+ * kernel's notice accounts for those it dropped; the rest the console went
+ * past while they were there (it says so when it falls behind), so below
+ * its loglevel.  Records still there are read and judged as usual.
+ */
+static void test_gone(const void *opaque)
+{
+    bool notice = opaque != NULL;
+    Fixture f = { 0 };
+    Ring r;
+    g_autoptr(QDict) sum = NULL;
+    int i;
+
+    start_attached(&f, &r, "");
+    for (i = 0; i < 20; i++) {
+        g_autofree char *t = g_strdup_printf("rec %d", i);
+
+        ring_push(&r, t);
+    }
+    attach_now(&f);
+    print_rec(f.qts, 0, "rec 0");
+    qtest_writeq(f.qts, PRB_PA + 32, 12);           /* tail: 1-11 gone */
+    if (notice) {
+        uart_puts(f.qts, "** 5 printk messages dropped **\r\n");
+    }
+    print_rec(f.qts, 19, "rec 19");
+    sum = quit_summary(&f);
+    g_assert_cmpint(sub_int(sum, "records", "dropped"), ==, notice ? 5 : 0);
+    g_assert_cmpint(sub_int(sum, "records", "filtered"), ==,
+                    notice ? 6 : 11);
+    g_assert_cmpint(sub_int(sum, "records", "missing"), ==, 7);
+    fixture_stop(&f);
+}
+
 /* The kernel's own "dropped" notice explains the records it skipped. */
 static void test_dropped(void)
 {
@@ -662,6 +722,9 @@ int main(int argc, char **argv)
     qtest_add_data_func("/ringside-verify/missing-loglevel8",
                         ",loglevel=8", test_filtered);
     qtest_add_func("/ringside-verify/dropped", test_dropped);
+    qtest_add_func("/ringside-verify/verbose-later", test_verbose_later);
+    qtest_add_data_func("/ringside-verify/gone", NULL, test_gone);
+    qtest_add_data_func("/ringside-verify/gone-notice", "", test_gone);
     qtest_add_func("/ringside-verify/multiline", test_multiline);
     qtest_add_func("/ringside-verify/paced-overrun", test_paced_overrun);
     qtest_add_func("/ringside-verify/backlog", test_backlog);
