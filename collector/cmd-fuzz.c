@@ -318,6 +318,7 @@ int rs_cmd_fuzz(int argc, char **argv)
     gint64 seed = -1, cases = -1;
     int duration = -1, jobs = -1, cold = -1, timeout = 20, tries = 3;
     int memory = 256;
+    gboolean wire_events = FALSE;
     Fuzz f = { 0 };
     gint64 t0;
     double snap_s;
@@ -357,6 +358,9 @@ int rs_cmd_fuzz(int argc, char **argv)
         { "out", 'o', 0, G_OPTION_ARG_FILENAME, &out,
           "Directory for results.jsonl, cases/ and runs/ (default: a new "
           "directory under /tmp)", "DIR" },
+        { "wire-events", 0, 0, G_OPTION_ARG_NONE, &wire_events,
+          "Keep the device's event per byte (times and vCPU of every byte, "
+          "for the report's timeline; slower)", NULL },
         { "minimize", 0, 0, G_OPTION_ARG_FILENAME, &minimize,
           "Shrink the scenario of this case file while its class holds",
           "CASE" },
@@ -412,6 +416,7 @@ int rs_cmd_fuzz(int argc, char **argv)
     f.env.base.timeout_s = timeout;
     f.env.base.memory_mib = memory;
     f.env.no_ram_file = TRUE;
+    f.env.no_tx_events = !wire_events;
     f.env.jobs = jobs > 0 ? (guint)jobs : MAX(1u, g_get_num_processors());
     if (!rs_fuzz_env_check(&f.env, &error)) {
         g_printerr("ringside fuzz: %s\n", error->message);

@@ -17,6 +17,7 @@ typedef struct {
     char *workdir;          /* snapshots/ and runs/ go here */
     guint jobs;
     gboolean no_ram_file;   /* runs without guest.ram (fuzz does) */
+    gboolean no_tx_events;  /* nor an event per byte (fuzz, by default) */
     char *snapshot[RS_SCENARIO_SMP_MAX + 1];    /* saved state per smp */
 } RsFuzzEnv;
 

@@ -144,8 +144,8 @@ static GPtrArray *build_argv(const RsGuestConfig *cfg, const RsGuestResult *res)
     ARG("file,id=events,path=%s", res->events_path);
     ARG("-device");
     ARG("ringside-serial,id=ringside0,chardev=console,events=events,pace=%s"
-        "%s%s", cfg->pace, cfg->mailbox ? ",mailbox=" : "",
-        cfg->mailbox ? cfg->mailbox : "");
+        "%s%s%s", cfg->pace, cfg->no_tx_events ? ",tx-events=off" : "",
+        cfg->mailbox ? ",mailbox=" : "", cfg->mailbox ? cfg->mailbox : "");
     if (cfg->incoming) {
         g_autofree char *q = g_shell_quote(cfg->incoming);
 

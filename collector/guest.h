@@ -24,6 +24,7 @@ typedef struct {
     int memory_mib;
     int timeout_s;
     gboolean print_only;    /* print the QEMU command line, do not run */
+    gboolean no_tx_events;  /* the device's verdicts only, no byte events */
     gboolean no_ram_file;   /* anonymous guest RAM: cheaper to restore, but
                              * no guest.ram for ringside dmesg */
 } RsGuestConfig;

@@ -124,6 +124,30 @@ RsTranscript *rs_transcript_build(const RsEventStream *s)
     return t;
 }
 
+RsTranscript *rs_transcript_from_console(const char *text, gsize len)
+{
+    static const RsTxByte unknown = { .cpu = -1, .vt_ns = -1, .wt_ns = -1 };
+    RsTranscript *t = g_new0(RsTranscript, 1);
+    g_autoptr(GByteArray) buf = g_byte_array_new();
+    gsize i;
+
+    t->lines = g_ptr_array_new_with_free_func(line_free);
+    t->wire_bytes = len;
+    for (i = 0; i < len; i++) {
+        if (text[i] == '\n') {
+            g_ptr_array_add(t->lines, line_finish(buf, &unknown, &unknown,
+                                                  FALSE, TRUE));
+        } else {
+            g_byte_array_append(buf, (const guint8 *)&text[i], 1);
+        }
+    }
+    if (buf->len) {
+        g_ptr_array_add(t->lines, line_finish(buf, &unknown, &unknown, FALSE,
+                                              FALSE));
+    }
+    return t;
+}
+
 gboolean rs_transcript_last_latency(const RsTranscript *t, int64_t *ns)
 {
     int64_t min_delta = G_MAXINT64, last_delta = 0;

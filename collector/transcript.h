@@ -29,6 +29,8 @@ typedef struct {
 } RsTranscript;
 
 RsTranscript *rs_transcript_build(const RsEventStream *s);
+/* The same from what the console chardev got, with no times or vCPUs. */
+RsTranscript *rs_transcript_from_console(const char *text, gsize len);
 void rs_transcript_free(RsTranscript *t);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(RsTranscript, rs_transcript_free)
 
