@@ -4,6 +4,7 @@
  * With --html: ringside fuzz output directories merged into a page.
  */
 #include "commands.h"
+#include "fuzzresults.h"
 #include "htmlreport.h"
 #include "verdicts.h"
 
@@ -12,7 +13,7 @@
 static int report_html(const char *out, const char *timeline, int argc,
                        char **argv)
 {
-    g_autoptr(RsHtmlReport) r = rs_html_report_new();
+    g_autoptr(RsFuzzResults) r = rs_fuzz_results_new();
     g_autoptr(GError) error = NULL;
     int i;
 
@@ -22,7 +23,7 @@ static int report_html(const char *out, const char *timeline, int argc,
         return 2;
     }
     for (i = 1; i < argc; i++) {
-        if (!rs_html_report_add_dir(r, argv[i], &error)) {
+        if (!rs_fuzz_results_add_dir(r, argv[i], &error)) {
             g_printerr("ringside report: %s\n", error->message);
             return 2;
         }
@@ -31,7 +32,7 @@ static int report_html(const char *out, const char *timeline, int argc,
         g_printerr("ringside report: %s\n", error->message);
         return 2;
     }
-    rs_html_report_print(r, stdout);
+    rs_fuzz_results_print(r, stdout);
     printf("ringside: report written to %s\n", out);
     return 0;
 }

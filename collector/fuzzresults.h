@@ -1,0 +1,74 @@
+/*
+ * The output directories of ringside fuzz (shards, machines, kernels) read
+ * back and merged: their results.jsonl and fuzz.json, a case found twice
+ * counted once, and the cases per kernel and class as a plain-text table.
+ */
+#ifndef RINGSIDE_FUZZRESULTS_H
+#define RINGSIDE_FUZZRESULTS_H
+
+#include "outcome.h"
+
+#include <stdio.h>
+
+/* An output directory, and its fuzz.json if it has one. */
+typedef struct {
+    char *path;             /* as given */
+    char *real;             /* resolved, to spot a directory given twice */
+    gboolean has_fuzz;      /* fuzz.json: absent while a run goes on */
+    char *shard, *kernel, *pace;
+    gint64 seed, jobs;
+    double cold_cases, cold_s, snap_cases, snap_s, save_s;
+    guint64 cases, duplicates;
+} RsResultDir;
+
+typedef struct {
+    char *sha, *path, *osrelease;
+    guint64 classes[2][RS_N_CLASSES];   /* [cold][class] */
+    guint64 lat[RS_LAT_BUCKETS];
+} RsResultKernel;
+
+/* A case kept for the page: failing, or with its run directory kept. */
+typedef struct {
+    guint dir, kernel;      /* indexes in RsFuzzResults.dirs, .kernels */
+    gboolean cold;
+    int klass;
+    guint64 index;
+    gint64 smp;
+    int panic_line;         /* reached the wire: 1, did not: 0, unsaid: -1 */
+    char *test, *words, *error, *case_file, *run_dir, *ended;
+} RsResultCase;
+
+typedef struct {
+    GPtrArray *dirs;        /* RsResultDir, in the order added */
+    GPtrArray *kernels;     /* RsResultKernel, in the order first seen */
+    GPtrArray *cases;       /* RsResultCase */
+    GHashTable *seen;       /* "sha|seed|index|mode" of the cases merged */
+    guint64 total[2], failing[2], duplicates;   /* [cold] */
+} RsFuzzResults;
+
+RsFuzzResults *rs_fuzz_results_new(void);
+void rs_fuzz_results_free(RsFuzzResults *r);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(RsFuzzResults, rs_fuzz_results_free)
+
+/*
+ * Merge a fuzz output directory: its results.jsonl (a case already merged,
+ * same kernel, seed, index and mode, is skipped) and fuzz.json if there is
+ * one.  Fails on a missing results.jsonl and on any malformed line.
+ */
+gboolean rs_fuzz_results_add_dir(RsFuzzResults *r, const char *dir,
+                                 GError **error);
+
+/* Cases per kernel, mode and class. */
+void rs_fuzz_results_print(const RsFuzzResults *r, FILE *f);
+
+/* The cases of @k merged, in one mode. */
+guint64 rs_result_kernel_total(const RsResultKernel *k, gboolean cold);
+
+/* The run directory of @c if it was kept (it has events.jsonl), or NULL. */
+char *rs_fuzz_results_run_dir(const RsFuzzResults *r, const RsResultCase *c);
+
+/* The case whose kept run directory is @rundir, or NULL. */
+const RsResultCase *rs_fuzz_results_case_of_run(const RsFuzzResults *r,
+                                                const char *rundir);
+
+#endif
