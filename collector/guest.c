@@ -3,6 +3,7 @@
 #include "errors.h"
 
 #include <gio/gio.h>
+#include <glib/gstdio.h>
 #include <stdio.h>
 #include <unistd.h>
 
@@ -166,9 +167,15 @@ static GPtrArray *build_argv(const RsGuestConfig *cfg, const RsGuestResult *res)
     return argv;
 }
 
+/* A patient run's timeout is put off this long while the console grows. */
+#define PATIENCE_S 2
+
 struct RsGuestRun {
     GSubprocess *qemu;
     GSource *timeout;
+    gboolean patient;
+    gint64 deadline;        /* monotonic us: no more patience after it */
+    goffset console_size;   /* at the last look */
     RsGuestResult *res;
     RsGuestDone done;
     gpointer opaque;
@@ -196,10 +203,31 @@ static void on_qemu_exit(GObject *source, GAsyncResult *result, gpointer opaque)
     run->done(run, run->opaque);
 }
 
+static goffset file_size(const char *path)
+{
+    GStatBuf st;
+
+    return g_stat(path, &st) == 0 ? st.st_size : -1;
+}
+
 static gboolean on_timeout(gpointer opaque)
 {
     RsGuestRun *run = opaque;
 
+    /* Still printing: slow (a WARN storm under TCG), not hung. */
+    if (run->patient && g_get_monotonic_time() < run->deadline) {
+        goffset size = file_size(run->res->console_path);
+
+        if (size > run->console_size) {
+            run->console_size = size;
+            g_source_unref(run->timeout);
+            run->timeout = g_timeout_source_new_seconds(PATIENCE_S);
+            g_source_set_callback(run->timeout, on_timeout, run, NULL);
+            g_source_attach(run->timeout,
+                            g_main_context_get_thread_default());
+            return G_SOURCE_REMOVE;
+        }
+    }
     /* Stop QEMU so the files are complete; on_qemu_exit reaps it. */
     run->timed_out = TRUE;
     g_subprocess_force_exit(run->qemu);
@@ -272,6 +300,9 @@ RsGuestRun *rs_guest_start(const RsGuestConfig *cfg, RsGuestResult *res,
         g_free(run);
         return NULL;
     }
+    run->patient = cfg->patient;
+    run->deadline = run->t0 + 3 * (gint64)cfg->timeout_s * G_USEC_PER_SEC;
+    run->console_size = -1;
     run->cancel = g_cancellable_new();
     g_subprocess_wait_async(run->qemu, run->cancel, on_qemu_exit, run);
     run->timeout = g_timeout_source_new_seconds(cfg->timeout_s);

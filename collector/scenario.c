@@ -84,7 +84,7 @@ void rs_scenario_generate(guint64 seed, guint64 index,
     sc->storm_level = g_rand_int_range(r, 0, 8);
     sc->storm_gap_us = g_rand_boolean(r) ? 0 :
                        (1u << g_rand_int_range(r, 3, 12));
-    sc->warns = g_rand_int_range(r, 10, 101);
+    sc->warns = g_rand_int_range(r, 5, 51);
     sc->pending = g_rand_int_range(r, 10, 501);
     sc->stress_ms = g_rand_int_range(r, 50, 301);
 }
