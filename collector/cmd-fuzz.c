@@ -274,7 +274,11 @@ static int minimize_main(RsFuzzEnv *env, const char *path, guint tries)
                    "([origin] class)\n", path);
         return 2;
     }
-    runs = rs_fuzz_minimize(env, &sc, klass, tries);
+    if (!rs_fuzz_minimize(env, &sc, klass, tries, &runs)) {
+        printf("ringside: minimize: %s did not fail (%s) in %u runs: "
+               "nothing to shrink (try more --tries)\n", path, cls, runs);
+        return 1;
+    }
     words = rs_scenario_words(&sc);
     out = g_strdup_printf("%s/minimized.case", env->workdir);
     c.sc = sc;
@@ -371,6 +375,11 @@ int rs_cmd_fuzz(int argc, char **argv)
 
     ctx = g_option_context_new("- fuzz the guest's panic paths");
     g_option_context_add_main_entries(ctx, entries, NULL);
+    g_option_context_set_description(ctx,
+        "Exit status: 0 when the run was made (failing cases are its "
+        "output, in DIR/cases), or --minimize shrank the case; 1 when the "
+        "case to minimize did not fail in --tries runs; 2 on bad input or "
+        "a run that could not be made.");
     if (!g_option_context_parse(ctx, &argc, &argv, &error)) {
         g_printerr("ringside fuzz: %s\n", error->message);
         return 2;

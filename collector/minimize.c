@@ -40,12 +40,15 @@ static gboolean reproduces(RsFuzzEnv *env, const RsScenario *sc,
     return FALSE;
 }
 
-guint rs_fuzz_minimize(RsFuzzEnv *env, RsScenario *sc, RsClass klass,
-                       guint tries)
+gboolean rs_fuzz_minimize(RsFuzzEnv *env, RsScenario *sc, RsClass klass,
+                          guint tries, guint *runs)
 {
-    guint runs = 0;
     gboolean shrunk = TRUE;
 
+    *runs = 0;
+    if (!reproduces(env, sc, klass, tries, runs)) {
+        return FALSE;
+    }
     while (shrunk) {
         g_autoptr(GArray) variants = rs_scenario_shrink(sc);
         guint i;
@@ -54,12 +57,12 @@ guint rs_fuzz_minimize(RsFuzzEnv *env, RsScenario *sc, RsClass klass,
         for (i = 0; i < variants->len; i++) {
             const RsScenario *v = &g_array_index(variants, RsScenario, i);
 
-            if (reproduces(env, v, klass, tries, &runs)) {
+            if (reproduces(env, v, klass, tries, runs)) {
                 *sc = *v;
                 shrunk = TRUE;
                 break;
             }
         }
     }
-    return runs;
+    return TRUE;
 }

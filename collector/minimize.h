@@ -5,12 +5,13 @@
 #include "fuzzrun.h"
 
 /*
- * Starting from @sc, take each simpler variant (rs_scenario_shrink) that
- * still fails with @klass in at least one of @tries runs, until none does.
- * Each run is reported on stdout.  Returns the number of runs made; @sc
- * holds the smallest scenario found.
+ * Check that @sc fails with @klass in one of @tries runs, then take each
+ * simpler variant (rs_scenario_shrink) that still does, until none does.
+ * Each run is reported on stdout; *@runs counts them.  Returns FALSE if
+ * @sc itself did not fail (a race too rare for @tries); else @sc holds
+ * the smallest scenario found.
  */
-guint rs_fuzz_minimize(RsFuzzEnv *env, RsScenario *sc, RsClass klass,
-                       guint tries);
+gboolean rs_fuzz_minimize(RsFuzzEnv *env, RsScenario *sc, RsClass klass,
+                          guint tries, guint *runs);
 
 #endif

@@ -57,7 +57,7 @@ def case_file(name, **kw):
     return path
 
 
-print("1..14")
+print("1..15")
 
 # A fuzz run: 12 scenarios from snapshots, the first 4 also booted cold.
 d1 = os.path.join(d, "d1")
@@ -125,6 +125,14 @@ check("smp=1\n" in mini and "storm=0\n" in mini and "storm_ms=0\n" in mini
       and "class=guest-did-not-panic" in mini,
       "--minimize shrinks hardlockup to 1 vCPU and no storm",
       p.stdout + p.stderr + mini)
+
+# A case that does not fail is not shrunk against.
+ok = case_file("ok.case", origin="lost")
+p = run(["fuzz", "--minimize", ok, "--tries", "1", "-o",
+         os.path.join(d, "d4")])
+check(p.returncode == 1 and "did not fail (lost) in 1 runs" in p.stdout,
+      "--minimize of a case that does not fail exits 1 and says so",
+      p.stdout + p.stderr)
 
 # Record and replay one case.
 rp = case_file("rr.case", test="pending-panic", pending=200)
