@@ -380,12 +380,7 @@ int rs_cmd_fuzz(int argc, char **argv)
         "output, in DIR/cases), or --minimize shrank the case; 1 when the "
         "case to minimize did not fail in --tries runs; 2 on bad input or "
         "a run that could not be made.");
-    if (!g_option_context_parse(ctx, &argc, &argv, &error)) {
-        g_printerr("ringside fuzz: %s\n", error->message);
-        return 2;
-    }
-    if (argc > 1) {
-        g_printerr("ringside fuzz: unexpected argument \"%s\"\n", argv[1]);
+    if (!rs_parse_options(ctx, &argc, &argv, 0)) {
         return 2;
     }
     f.shard_n = 1;

@@ -95,8 +95,7 @@ int rs_cmd_replay(int argc, char **argv)
         "Exit status: 0 if the replay reproduced the recorded run's wire "
         "bytes, their virtual times and the verdicts; 1 if not; 2 on bad "
         "input or a run that could not be made.");
-    if (!g_option_context_parse(ctx, &argc, &argv, &error)) {
-        g_printerr("ringside replay: %s\n", error->message);
+    if (!rs_parse_options(ctx, &argc, &argv, 1)) {
         return 2;
     }
     if (argc != 2) {

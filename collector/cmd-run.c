@@ -121,12 +121,7 @@ int rs_cmd_run(int argc, char **argv)
 
     ctx = g_option_context_new("- boot a guest, run a case, show the wire");
     g_option_context_add_main_entries(ctx, entries, NULL);
-    if (!g_option_context_parse(ctx, &argc, &argv, &error)) {
-        g_printerr("ringside run: %s\n", error->message);
-        return 2;
-    }
-    if (argc > 1) {
-        g_printerr("ringside run: unexpected argument \"%s\"\n", argv[1]);
+    if (!rs_parse_options(ctx, &argc, &argv, 0)) {
         return 2;
     }
 

@@ -14,4 +14,12 @@ typedef enum {
     RS_ERROR_TIMEOUT,
 } RsError;
 
+/*
+ * Parse a command's options.  FALSE, after one line on stderr that names
+ * the command (g_get_prgname()), on a bad option or more than @max_args
+ * arguments left.
+ */
+gboolean rs_parse_options(GOptionContext *ctx, int *argc, char ***argv,
+                          int max_args);
+
 #endif
