@@ -70,20 +70,7 @@ void rs_fuzz_case_config(const RsFuzzEnv *env, const RsFuzzCase *c,
 
 gboolean rs_fuzz_env_check(const RsFuzzEnv *env, GError **error)
 {
-    const char *what[] = { "QEMU fork binary", "guest kernel", "initramfs" };
-    const char *path[] = { env->base.qemu, env->base.kernel,
-                           env->base.initrd };
-    guint i;
-
-    for (i = 0; i < G_N_ELEMENTS(path); i++) {
-        if (path[i] && !g_file_test(path[i], G_FILE_TEST_IS_REGULAR)) {
-            g_set_error(error, RS_ERROR, RS_ERROR_NOT_FOUND,
-                        "%s %s not found (scripts/build-all.sh builds it)",
-                        what[i], path[i]);
-            return FALSE;
-        }
-    }
-    return TRUE;
+    return rs_guest_check_inputs(&env->base, error);
 }
 
 char *rs_file_sha256(const char *path)

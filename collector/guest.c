@@ -235,21 +235,28 @@ static gboolean on_timeout(gpointer opaque)
     return G_SOURCE_REMOVE;
 }
 
+gboolean rs_guest_check_inputs(const RsGuestConfig *cfg, GError **error)
+{
+    return check_file("QEMU fork binary", cfg->qemu, TRUE,
+                      "build it with scripts/build-qemu.sh or pass --qemu",
+                      error) &&
+           check_file("guest kernel", cfg->kernel, FALSE,
+                      "build it with scripts/build-kernel.sh or pass --kernel",
+                      error) &&
+           (!cfg->initrd ||
+            check_file("initramfs", cfg->initrd, FALSE,
+                       "build it with scripts/build-initramfs.sh or pass "
+                       "--initrd", error)) &&
+           (!cfg->incoming ||
+            check_file("saved guest state", cfg->incoming, FALSE, NULL,
+                       error));
+}
+
 /* Inputs exist and are safe on a QEMU command line; output paths set. */
 static gboolean prepare(const RsGuestConfig *cfg, RsGuestResult *res,
                         GError **error)
 {
-    if (!check_file("QEMU fork binary", cfg->qemu, TRUE,
-                    "build it with scripts/build-qemu.sh or pass --qemu",
-                    error) ||
-        !check_file("guest kernel", cfg->kernel, FALSE,
-                    "build it with scripts/build-kernel.sh or pass --kernel",
-                    error) ||
-        (cfg->initrd && !check_file("initramfs", cfg->initrd, FALSE,
-                                    "build it with scripts/build-initramfs.sh"
-                                    " or pass --initrd", error)) ||
-        (cfg->incoming && !check_file("saved guest state", cfg->incoming,
-                                      FALSE, NULL, error))) {
+    if (!rs_guest_check_inputs(cfg, error)) {
         return FALSE;
     }
     if (!check_option_safe("output directory", cfg->outdir, error) ||

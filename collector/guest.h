@@ -57,6 +57,9 @@ void rs_guest_result_clear(RsGuestResult *res);
 gboolean rs_guest_run(const RsGuestConfig *cfg, RsGuestResult *res,
                       GError **error);
 
+/* The QEMU binary, kernel, initramfs and saved state it names exist. */
+gboolean rs_guest_check_inputs(const RsGuestConfig *cfg, GError **error);
+
 /*
  * The same, asynchronously: check the inputs, fill in @res's paths and
  * start QEMU in the thread-default main context.  @done runs there when
