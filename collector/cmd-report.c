@@ -99,6 +99,10 @@ int rs_cmd_report(int argc, char **argv)
     if (json) {
         rs_verdict_report_print_json(stdout, events, &r, &l1);
     } else {
+        if (events->earlier_boots) {
+            printf("%s: the last of %u boots in the file\n", argv[1],
+                   events->earlier_boots + 1);
+        }
         rs_verdict_report_print(stdout, events, &r);
         rs_l1_report_print(stdout, events, &l1);
     }

@@ -407,14 +407,15 @@ static gboolean parse_line(RsEventStream *s, JsonParser *parser,
     return TRUE;
 }
 
-RsEventStream *rs_event_stream_load(const char *path, GError **error)
+gboolean rs_event_line_is_start(const char *line)
 {
-    g_autoptr(GFile) file = g_file_new_for_path(path);
-    g_autoptr(GFileInputStream) fin = NULL;
-    g_autoptr(GDataInputStream) in = NULL;
-    g_autoptr(JsonParser) parser = json_parser_new_immutable();
-    g_autoptr(RsEventStream) s = g_new0(RsEventStream, 1);
-    guint64 lineno = 0;
+    /* The device writes each record's members in one fixed order. */
+    return g_str_has_prefix(line, "{\"v\":2,\"ev\":\"start\"");
+}
+
+RsEventStream *rs_event_stream_new(void)
+{
+    RsEventStream *s = g_new0(RsEventStream, 1);
 
     s->tx = g_array_new(FALSE, FALSE, sizeof(RsTxByte));
     s->lines = g_array_new(FALSE, FALSE, sizeof(RsLineVerdict));
@@ -425,6 +426,55 @@ RsEventStream *rs_event_stream_load(const char *path, GError **error)
     s->l1_records = g_array_new(FALSE, FALSE, sizeof(RsRecordVerdict));
     s->l1_summary = g_hash_table_new_full(g_str_hash, g_str_equal, g_free,
                                           g_free);
+    return s;
+}
+
+gboolean rs_event_stream_feed(RsEventStream *s, JsonParser *parser,
+                              const char *line, gsize len, GError **error)
+{
+    if (strlen(line) != len) {
+        g_set_error(error, RS_ERROR, RS_ERROR_BAD_INPUT, "NUL byte in line");
+        return FALSE;
+    }
+    if (!s->saw_start && !s->tx->len && !s->lines->len) {
+        /* Checked on the first line, so a follower stops at once. */
+        if (!parse_line(s, parser, line, error)) {
+            return FALSE;
+        }
+        if (!s->saw_start) {
+            g_set_error(error, RS_ERROR, RS_ERROR_BAD_INPUT,
+                        "no \"start\" record first: not a ringside-serial "
+                        "event stream");
+            return FALSE;
+        }
+        return TRUE;
+    }
+    return parse_line(s, parser, line, error);
+}
+
+void rs_event_stream_finish(RsEventStream *s)
+{
+    guint i;
+
+    if (s->paced) {
+        return;
+    }
+    for (i = 0; i < s->tx->len; i++) {
+        RsTxByte *b = &g_array_index(s->tx, RsTxByte, i);
+
+        b->wt_ns = b->vt_ns;
+    }
+}
+
+RsEventStream *rs_event_stream_load(const char *path, GError **error)
+{
+    g_autoptr(GFile) file = g_file_new_for_path(path);
+    g_autoptr(GFileInputStream) fin = NULL;
+    g_autoptr(GDataInputStream) in = NULL;
+    g_autoptr(JsonParser) parser = json_parser_new_immutable();
+    g_autoptr(RsEventStream) s = rs_event_stream_new();
+    guint64 lineno = 0;
+
     fin = g_file_read(file, NULL, error);
     if (!fin) {
         return NULL;
@@ -444,33 +494,20 @@ RsEventStream *rs_event_stream_load(const char *path, GError **error)
             break;
         }
         lineno++;
-        if (strlen(line) != len) {
-            g_set_error(error, RS_ERROR, RS_ERROR_BAD_INPUT,
-                        "%s:%" G_GUINT64_FORMAT ": NUL byte in line",
-                        path, lineno);
-            return NULL;
+        if (s->saw_start && rs_event_line_is_start(line)) {
+            guint earlier = s->earlier_boots + 1;
+
+            rs_event_stream_free(s);
+            s = rs_event_stream_new();
+            s->earlier_boots = earlier;
         }
-        if (!parse_line(s, parser, line, &local)) {
+        if (!rs_event_stream_feed(s, parser, line, len, &local)) {
             g_set_error(error, RS_ERROR, RS_ERROR_BAD_INPUT,
                         "%s:%" G_GUINT64_FORMAT ": %s", path, lineno,
                         local->message);
             return NULL;
         }
     }
-    if (!s->paced) {
-        guint i;
-
-        for (i = 0; i < s->tx->len; i++) {
-            RsTxByte *b = &g_array_index(s->tx, RsTxByte, i);
-
-            b->wt_ns = b->vt_ns;
-        }
-    }
-    if (lineno && !s->saw_start) {
-        g_set_error(error, RS_ERROR, RS_ERROR_BAD_INPUT,
-                    "%s: no \"start\" record: not a ringside-serial event "
-                    "stream", path);
-        return NULL;
-    }
+    rs_event_stream_finish(s);
     return g_steal_pointer(&s);
 }

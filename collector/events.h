@@ -6,6 +6,7 @@
 #define RINGSIDE_EVENTS_H
 
 #include <glib.h>
+#include <json-glib/json-glib.h>
 #include <stdint.h>
 
 #define RS_EVENTS_SCHEMA_VERSION 2
@@ -74,6 +75,9 @@ typedef struct {
     guint64 resume_index;   /* a restored device's first byte index */
     gboolean saw_start;
     gboolean paced;         /* the device ran pace=line */
+    /* rs_event_stream_load: boots before this one in a file that QEMU
+     * appends to (append=on, as under libvirt); only the last is kept */
+    guint earlier_boots;
 
     /* Level 1: a kernel with the ringside handshake. */
     gboolean saw_handshake; /* it announced its ring */
@@ -91,6 +95,19 @@ typedef struct {
 RsTxByte *rs_event_stream_byte(RsEventStream *s, guint64 index);
 
 RsEventStream *rs_event_stream_load(const char *path, GError **error);
+
+/*
+ * The same, a line at a time, for a stream that is still being written:
+ * feed each complete line (without its newline), then finish once the
+ * stream has ended.  The first line must be the device's "start".
+ */
+RsEventStream *rs_event_stream_new(void);
+gboolean rs_event_stream_feed(RsEventStream *s, JsonParser *parser,
+                              const char *line, gsize len, GError **error);
+void rs_event_stream_finish(RsEventStream *s);
+
+/* Whether @line is the device's "start", which begins each QEMU run. */
+gboolean rs_event_line_is_start(const char *line);
 void rs_event_stream_free(RsEventStream *s);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(RsEventStream, rs_event_stream_free)
 
