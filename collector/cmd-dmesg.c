@@ -6,6 +6,7 @@
 #include "commands.h"
 #include "discover.h"
 #include "errors.h"
+#include "jsontext.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -33,51 +34,6 @@ static void caller_str(uint32_t id, char *buf, size_t len)
     }
 }
 
-/* JSON string body; bytes that are not valid UTF-8 become \u00XX. */
-static void json_escape(GString *o, const char *s, gsize len)
-{
-    const char *end = s + len;
-
-    while (s < end) {
-        const char *run = s;
-        gunichar c;
-
-        /* Plain printable ASCII, the bulk of any log, goes in one copy. */
-        while (s < end && (guchar)*s >= 0x20 && (guchar)*s < 0x7f &&
-               *s != '"' && *s != '\\') {
-            s++;
-        }
-        g_string_append_len(o, run, s - run);
-        if (s == end) {
-            break;
-        }
-        c = g_utf8_get_char_validated(s, end - s);
-
-        if (c == (gunichar)-1 || c == (gunichar)-2) {
-            g_string_append_printf(o, "\\u%04x", (guint8)*s++);
-            continue;
-        }
-        switch (c) {
-        case '"':
-            g_string_append(o, "\\\"");
-            break;
-        case '\\':
-            g_string_append(o, "\\\\");
-            break;
-        case '\n':
-            g_string_append(o, "\\n");
-            break;
-        default:
-            if (c < 0x20 || c == 0x7f) {
-                g_string_append_printf(o, "\\u%04x", c);
-            } else {
-                g_string_append_len(o, s, g_utf8_next_char(s) - s);
-            }
-        }
-        s = g_utf8_next_char(s);
-    }
-}
-
 static void print_record(Printer *p, const rs_record *rec)
 {
     char caller[16];
@@ -92,16 +48,16 @@ static void print_record(Printer *p, const rs_record *rec)
                                ",\"caller\":\"%s\",\"flags\":%u,\"text\":\"",
                                rec->seq, rec->ts_nsec, rec->level,
                                rec->facility, caller, rec->flags);
-        json_escape(o, rec->text, rec->text_copied);
+        rs_json_escape(o, rec->text, rec->text_copied);
         g_string_append_c(o, '"');
         if (rec->subsystem[0]) {
             g_string_append(o, ",\"subsystem\":\"");
-            json_escape(o, rec->subsystem, strlen(rec->subsystem));
+            rs_json_escape(o, rec->subsystem, strlen(rec->subsystem));
             g_string_append_c(o, '"');
         }
         if (rec->device[0]) {
             g_string_append(o, ",\"device\":\"");
-            json_escape(o, rec->device, strlen(rec->device));
+            rs_json_escape(o, rec->device, strlen(rec->device));
             g_string_append_c(o, '"');
         }
         g_string_append(o, "}\n");
@@ -247,15 +203,7 @@ int rs_cmd_dmesg(int argc, char **argv)
             break;
         }
         g_usleep(FOLLOW_POLL_US);
-        /* Early boot moves prb to a bigger ring with the same seqs. */
-        {
-            rs_ring again;
-
-            if (rs_ring_open(&again, &d.vmci, &d.ring.vm, NULL, 0) == RS_OK &&
-                again.prb != d.ring.prb) {
-                d.ring = again;
-            }
-        }
+        rs_discovery_refresh(&d);
     }
     if (p.bad) {
         g_printerr("ringside dmesg: %" G_GUINT64_FORMAT " records could not "

@@ -73,3 +73,13 @@ gboolean rs_discover(RsGuestMem *mem, RsDiscovery *d, GError **error)
     }
     return TRUE;
 }
+
+void rs_discovery_refresh(RsDiscovery *d)
+{
+    rs_ring again;
+
+    if (rs_ring_open(&again, &d->vmci, &d->ring.vm, NULL, 0) == RS_OK &&
+        again.prb != d->ring.prb) {
+        d->ring = again;
+    }
+}

@@ -18,4 +18,10 @@ typedef struct {
 
 gboolean rs_discover(RsGuestMem *mem, RsDiscovery *d, GError **error);
 
+/*
+ * Early boot moves prb to a bigger ring with the same seqs: follow it.  A
+ * live guest's reader calls this before each new read.
+ */
+void rs_discovery_refresh(RsDiscovery *d);
+
 #endif

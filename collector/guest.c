@@ -7,8 +7,7 @@
 #include <stdio.h>
 #include <unistd.h>
 
-/* Debian's firmware packages: seabios, qemu-system-data, ipxe-qemu. */
-static const char *const firmware_dirs[] = {
+const char *const rs_firmware_dirs[RS_N_FIRMWARE_DIRS] = {
     "/usr/share/seabios", "/usr/share/qemu", "/usr/lib/ipxe/qemu",
 };
 
@@ -62,6 +61,15 @@ void rs_guest_result_clear(RsGuestResult *res)
     g_free(res->qemu_log_path);
     g_free(res->ram_path);
     g_free(res->qmp_path);
+}
+
+char *rs_guest_cmdline(const char *case_name, const char *append)
+{
+    /* panic=-1: a panicked guest reboots at once, and -no-reboot ends it. */
+    return g_strdup_printf("console=ttyS0,115200 panic=-1 "
+                           "ringside.case=%s%s%s", case_name,
+                           append ? " " : "",
+                           append ? append : "");
 }
 
 static gboolean check_file(const char *what, const char *path,
@@ -135,9 +143,9 @@ static GPtrArray *build_argv(const RsGuestConfig *cfg, const RsGuestResult *res)
     ARG("-display");
     ARG("none");
     ARG("-no-reboot");
-    for (i = 0; i < G_N_ELEMENTS(firmware_dirs); i++) {
+    for (i = 0; i < RS_N_FIRMWARE_DIRS; i++) {
         ARG("-L");
-        ARG("%s", firmware_dirs[i]);
+        ARG("%s", rs_firmware_dirs[i]);
     }
     ARG("-chardev");
     ARG("file,id=console,path=%s", res->console_path);
@@ -160,8 +168,7 @@ static GPtrArray *build_argv(const RsGuestConfig *cfg, const RsGuestResult *res)
         ARG("%s", cfg->initrd);
     }
     ARG("-append");
-    ARG("console=ttyS0,115200 panic=-1 ringside.case=%s%s%s", cfg->case_name,
-        cfg->append ? " " : "", cfg->append ? cfg->append : "");
+    g_ptr_array_add(argv, rs_guest_cmdline(cfg->case_name, cfg->append));
 #undef ARG
     g_ptr_array_add(argv, NULL);
     return argv;

@@ -42,6 +42,16 @@ typedef struct {
     char *qmp_path;         /* QMP socket while QEMU runs */
 } RsGuestResult;
 
+/*
+ * Where the fork finds its firmware: Debian's seabios, qemu-system-data
+ * and ipxe-qemu (-L, in this order).
+ */
+#define RS_N_FIRMWARE_DIRS 3
+extern const char *const rs_firmware_dirs[RS_N_FIRMWARE_DIRS];
+
+/* The guest kernel's command line for /init's case @case_name. */
+char *rs_guest_cmdline(const char *case_name, const char *append);
+
 /* Defaults for the paths, from $RINGSIDE_CACHE (or ~/.cache/ringside). */
 char *rs_cache_dir(void);
 void rs_guest_config_defaults(RsGuestConfig *cfg);

@@ -11,6 +11,20 @@ const char *const rs_record_verdicts[RS_N_RECORD_VERDICTS] = {
     "missing", "filtered", "dropped",
 };
 
+const char *rs_report_verdict_name(int k)
+{
+    return k < RS_N_LINE_VERDICTS ? rs_line_verdicts[k] :
+           rs_record_verdicts[k - RS_N_LINE_VERDICTS];
+}
+
+gboolean rs_verdict_is_problem(const char *v)
+{
+    int k = rs_verdict_index(rs_line_verdicts, RS_N_LINE_VERDICTS, v);
+
+    /* corrupt, torn, duplicate, reordered, unmatched; missing records */
+    return (k >= 1 && k <= 5) || g_strcmp0(v, rs_record_verdicts[0]) == 0;
+}
+
 int rs_verdict_index(const char *const *names, int n, const char *v)
 {
     int i;
@@ -112,8 +126,7 @@ void rs_verdict_report_build(const RsEventStream *s, RsVerdictReport *r)
 
         r->records[1] = f ? (guint64)*f : 0;
         for (k = 0; k < RS_N_LINE_VERDICTS + RS_N_RECORD_VERDICTS; k++) {
-            const char *name = k < RS_N_LINE_VERDICTS ? rs_line_verdicts[k] :
-                rs_record_verdicts[k - RS_N_LINE_VERDICTS];
+            const char *name = rs_report_verdict_name(k);
             guint64 mine = k < RS_N_LINE_VERDICTS ? r->lines[k] :
                 r->records[k - RS_N_LINE_VERDICTS];
             const gint64 *theirs = g_hash_table_lookup(s->summary_counts,
@@ -124,8 +137,14 @@ void rs_verdict_report_build(const RsEventStream *s, RsVerdictReport *r)
             }
         }
     }
-    r->problems = r->lines[1] + r->lines[2] + r->lines[3] + r->lines[4] +
-                  r->lines[5] + r->records[0];
+    for (k = 0; k < RS_N_LINE_VERDICTS; k++) {
+        r->problems += rs_verdict_is_problem(rs_line_verdicts[k]) ?
+                       r->lines[k] : 0;
+    }
+    for (k = 0; k < RS_N_RECORD_VERDICTS; k++) {
+        r->problems += rs_verdict_is_problem(rs_record_verdicts[k]) ?
+                       r->records[k] : 0;
+    }
     build_latency(s, r);
 }
 

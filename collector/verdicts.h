@@ -23,6 +23,12 @@ extern const char *const rs_record_verdicts[];
 /* The index of verdict name v in names[0..n), or -1. */
 int rs_verdict_index(const char *const *names, int n, const char *v);
 
+/* Verdict @k of line verdicts followed by record verdicts. */
+const char *rs_report_verdict_name(int k);
+
+/* Whether a line or record verdict counts as a problem. */
+gboolean rs_verdict_is_problem(const char *v);
+
 typedef struct {
     guint64 lines[RS_N_LINE_VERDICTS];
     guint64 records[RS_N_RECORD_VERDICTS];  /* missing, filtered, dropped */
