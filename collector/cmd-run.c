@@ -31,6 +31,7 @@ static const struct {
     { "storm-panic", RS_END_PANIC },
     { "panic-test", RS_END_PANIC },
     { "fuzz", RS_END_PANIC },
+    { "tick", RS_END_TIMEOUT },
 };
 
 static void print_transcript(const RsTranscript *t)

@@ -820,6 +820,35 @@ static int case_fuzz(void)
 	return tpp_run(name);
 }
 
+/*
+ * A heartbeat: a kernel log line every ringside.tick_ms= (default 500) ms,
+ * then, after ringside.ticks= of them (default: never), a panic.  Gives a
+ * follower of a long-running guest something to see at any moment.
+ */
+static int case_tick(void)
+{
+	char val[16];
+	long ticks = -1, ms = 500, i;
+	struct timespec ts;
+
+	if (get_param("ringside.ticks=", val, sizeof(val)))
+		ticks = atol(val);
+	if (get_param("ringside.tick_ms=", val, sizeof(val)))
+		ms = atol(val);
+	if (ms < 1 || ms > 600000) {
+		con_printf("ringside-init: bad ringside.tick_ms\n");
+		return -1;
+	}
+	for (i = 1; ticks < 0 || i <= ticks; i++) {
+		kmsg_log("ringside-init: tick %ld", i);
+		ts.tv_sec = ms / 1000;
+		ts.tv_nsec = ms % 1000 * 1000000L;
+		while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+			;
+	}
+	return case_sysrq_panic();
+}
+
 /* Add new cases here; the name is what ringside.case= selects. */
 static const struct ringside_case {
 	const char *name;
@@ -835,6 +864,7 @@ static const struct ringside_case {
 	{ "flood",		case_flood },
 	{ "panic-test",		case_panic_test },
 	{ "fuzz",		case_fuzz },
+	{ "tick",		case_tick },
 };
 
 int main(void)
