@@ -7,5 +7,7 @@ int rs_cmd_dmesg(int argc, char **argv);
 int rs_cmd_report(int argc, char **argv);
 int rs_cmd_fuzz(int argc, char **argv);
 int rs_cmd_replay(int argc, char **argv);
+int rs_cmd_attach(int argc, char **argv);
+int rs_cmd_libvirt_xml(int argc, char **argv);
 
 #endif

@@ -22,6 +22,10 @@ static const struct {
       "run panic scenarios from a seed, save the failing ones" },
     { "replay", rs_cmd_replay,
       "record a case file's run, replay it, check it happens again" },
+    { "attach", rs_cmd_attach,
+      "follow libvirt domains' ringside consoles and verdicts" },
+    { "libvirt-xml", rs_cmd_libvirt_xml,
+      "libvirt domain XML that makes serial0 a ringside-serial" },
 };
 
 static void usage(FILE *f)
@@ -32,7 +36,7 @@ static void usage(FILE *f)
             "Check that what a guest kernel logged reached its console.\n\n"
             "Commands:\n");
     for (i = 0; i < G_N_ELEMENTS(commands); i++) {
-        fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
+        fprintf(f, "  %-12s %s\n", commands[i].name, commands[i].summary);
     }
     fprintf(f, "\n'ringside COMMAND --help' describes a command's options.\n"
             "  --version  print the version and exit\n");

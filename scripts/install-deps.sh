@@ -6,9 +6,11 @@ set -euo pipefail
 
 build_pkgs=(build-essential pkg-config ninja-build meson ccache bc python3
     dpkg-dev libglib2.0-dev libjson-glib-dev libpixman-1-dev zlib1g-dev libfdt-dev
+    libvirt-dev libvirt-glib-1.0-dev libxml2-dev
     flex bison libelf-dev libssl-dev cpio gzip xz-utils
     linux-source-6.1 seabios qemu-system-data ipxe-qemu)
-test_pkgs=(clang libclang-rt-14-dev crash makedumpfile chromium)
+test_pkgs=(clang libclang-rt-14-dev crash makedumpfile chromium
+    libvirt-daemon libvirt-daemon-driver-qemu libvirt-clients)
 
 want=("${build_pkgs[@]}")
 [ "${1:-build}" = test ] && want+=("${test_pkgs[@]}")

@@ -1,0 +1,451 @@
+/* libvirt domain XML: ringside's addition, made and read back with libxml2. */
+#include "domxml.h"
+#include "errors.h"
+#include "guest.h"
+
+#include <libxml/parser.h>
+#include <libxml/tree.h>
+#include <string.h>
+
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(xmlDoc, xmlFreeDoc)
+
+char *rs_domxml_default_events(const char *name)
+{
+    /* QEMU runs as libvirt-qemu, which owns this directory in Debian. */
+    return g_strdup_printf("/var/lib/libvirt/qemu/%s.ringside-events.jsonl",
+                           name);
+}
+
+static gboolean is_elem(xmlNode *n, const char *name, xmlNs *ns)
+{
+    return n->type == XML_ELEMENT_NODE && !strcmp((const char *)n->name, name)
+           && (ns ? n->ns && !strcmp((const char *)n->ns->href,
+                                     (const char *)ns->href)
+                  : !n->ns);
+}
+
+static xmlNode *child(xmlNode *parent, const char *name, xmlNs *ns)
+{
+    xmlNode *n;
+
+    for (n = parent->children; n; n = n->next) {
+        if (is_elem(n, name, ns)) {
+            return n;
+        }
+    }
+    return NULL;
+}
+
+static xmlNode *child_or_new(xmlNode *parent, const char *name, xmlNs *ns)
+{
+    xmlNode *n = child(parent, name, ns);
+
+    return n ? n : xmlNewChild(parent, ns, BAD_CAST name, NULL);
+}
+
+static gboolean attr_is(xmlNode *n, const char *attr, const char *value)
+{
+    xmlChar *v = xmlGetProp(n, BAD_CAST attr);
+    gboolean eq = v && !strcmp((const char *)v, value);
+
+    xmlFree(v);
+    return eq;
+}
+
+static void set_text(xmlNode *n, const char *text)
+{
+    xmlNodeSetContent(n, NULL);
+    xmlNodeAddContent(n, BAD_CAST text);
+}
+
+static xmlNode *new_child_attr(xmlNode *parent, xmlNs *ns, const char *name,
+                               const char *attr, const char *value)
+{
+    xmlNode *n = xmlNewChild(parent, ns, BAD_CAST name, NULL);
+
+    xmlNewProp(n, BAD_CAST attr, BAD_CAST value);
+    return n;
+}
+
+/* QEMU option values escape ',' as ",,". */
+static char *opt_escape(const char *s)
+{
+    GString *out = g_string_new(NULL);
+
+    for (; *s; s++) {
+        g_string_append_c(out, *s);
+        if (*s == ',') {
+            g_string_append_c(out, ',');
+        }
+    }
+    return g_string_free(out, FALSE);
+}
+
+/* The value of key=... in a QEMU option string, unescaped, or NULL. */
+static char *opt_value(const char *opts, const char *key)
+{
+    gsize klen = strlen(key);
+    const char *p = opts;
+
+    while (*p) {
+        GString *v = g_string_new(NULL);
+        gboolean match = !strncmp(p, key, klen) && p[klen] == '=';
+
+        if (match) {
+            p += klen + 1;
+        }
+        for (; *p; p++) {
+            if (*p == ',' && p[1] == ',') {
+                g_string_append_c(v, ',');
+                p++;
+            } else if (*p == ',') {
+                p++;
+                break;
+            } else {
+                g_string_append_c(v, *p);
+            }
+        }
+        if (match) {
+            return g_string_free(v, FALSE);
+        }
+        g_string_free(v, TRUE);
+    }
+    return NULL;
+}
+
+static gboolean is_events_chardev(const char *opts)
+{
+    g_autofree char *id = opt_value(opts, "id");
+
+    return g_str_has_prefix(opts, "file,") &&
+           g_strcmp0(id, RS_EVENTS_CHARDEV) == 0;
+}
+
+static const char *arg_value(xmlNode *arg, xmlChar **hold)
+{
+    *hold = xmlGetProp(arg, BAD_CAST "value");
+    return *hold ? (const char *)*hold : "";
+}
+
+/*
+ * The element after @n, skipping text; used to pair "-chardev" with its
+ * options in <qemu:commandline>.
+ */
+static xmlNode *next_elem(xmlNode *n)
+{
+    for (n = n->next; n && n->type != XML_ELEMENT_NODE; n = n->next) {
+    }
+    return n;
+}
+
+static gboolean has_arg_pair(xmlNode *cmd, xmlNs *ns, const char *a,
+                             const char *b)
+{
+    xmlNode *n, *m;
+
+    for (n = cmd->children; n; n = n->next) {
+        xmlChar *va = NULL, *vb = NULL;
+        gboolean found;
+
+        if (!is_elem(n, "arg", ns) || !(m = next_elem(n)) ||
+            !is_elem(m, "arg", ns)) {
+            continue;
+        }
+        found = !strcmp(arg_value(n, &va), a) && !strcmp(arg_value(m, &vb), b);
+        xmlFree(va);
+        xmlFree(vb);
+        if (found) {
+            return TRUE;
+        }
+    }
+    return FALSE;
+}
+
+/* Remove the events -chardev pair; returns its options if there was one. */
+static char *take_events_chardev(xmlNode *cmd, xmlNs *ns)
+{
+    xmlNode *n, *m;
+
+    for (n = cmd->children; n; n = n->next) {
+        xmlChar *va = NULL, *vb = NULL;
+        char *opts = NULL;
+
+        if (!is_elem(n, "arg", ns) || !(m = next_elem(n)) ||
+            !is_elem(m, "arg", ns)) {
+            continue;
+        }
+        if (!strcmp(arg_value(n, &va), "-chardev") &&
+            is_events_chardev(arg_value(m, &vb))) {
+            opts = g_strdup((const char *)vb);
+        }
+        xmlFree(va);
+        xmlFree(vb);
+        if (opts) {
+            xmlUnlinkNode(n);
+            xmlFreeNode(n);
+            xmlUnlinkNode(m);
+            xmlFreeNode(m);
+            return opts;
+        }
+    }
+    return NULL;
+}
+
+static xmlNode *serial0_override(xmlNode *override, xmlNs *ns)
+{
+    xmlNode *n;
+
+    for (n = override->children; n; n = n->next) {
+        if (is_elem(n, "device", ns) && attr_is(n, "alias", "serial0")) {
+            return n;
+        }
+    }
+    return NULL;
+}
+
+static void add_property(xmlNode *frontend, xmlNs *ns, const char *name,
+                         const char *value)
+{
+    xmlNode *p = new_child_attr(frontend, ns, "property", "name", name);
+
+    xmlNewProp(p, BAD_CAST "type", BAD_CAST "string");
+    xmlNewProp(p, BAD_CAST "value", BAD_CAST value);
+}
+
+static xmlDoc *parse_domain(const char *xml, xmlNode **root, GError **error)
+{
+    xmlDoc *doc = xmlReadMemory(xml, strlen(xml), "domain.xml", NULL,
+                                XML_PARSE_NONET | XML_PARSE_NOBLANKS |
+                                XML_PARSE_NOERROR | XML_PARSE_NOWARNING);
+
+    if (!doc) {
+        const xmlError *e = xmlGetLastError();
+
+        g_set_error(error, RS_ERROR, RS_ERROR_BAD_INPUT,
+                    "not XML: %s", e && e->message ? g_strstrip(
+                        g_strdup(e->message)) : "parse error");
+        return NULL;
+    }
+    *root = xmlDocGetRootElement(doc);
+    if (!*root || !is_elem(*root, "domain", NULL)) {
+        g_set_error(error, RS_ERROR, RS_ERROR_BAD_INPUT,
+                    "not a libvirt domain: the root element is not <domain>");
+        xmlFreeDoc(doc);
+        return NULL;
+    }
+    return doc;
+}
+
+/* The first <serial>, or the one with <target port='0'/>. */
+static xmlNode *serial_port0(xmlNode *devices)
+{
+    xmlNode *n, *first = NULL;
+
+    for (n = devices->children; n; n = n->next) {
+        xmlNode *t;
+
+        if (!is_elem(n, "serial", NULL)) {
+            continue;
+        }
+        first = first ? first : n;
+        t = child(n, "target", NULL);
+        if (t && attr_is(t, "port", "0")) {
+            return n;
+        }
+    }
+    return first;
+}
+
+char *rs_domxml_patch(const char *xml, const RsDomXmlOptions *opt,
+                      GError **error)
+{
+    g_autoptr(xmlDoc) doc = NULL;
+    xmlNode *root, *devices, *features, *cmd, *override, *dev, *frontend;
+    xmlNs *ns;
+    g_autofree char *old = NULL, *path = NULL, *chardev = NULL;
+    xmlChar *out = NULL;
+    int len = 0;
+    char *ret;
+    guint i;
+
+    doc = parse_domain(xml, &root, error);
+    if (!doc) {
+        return NULL;
+    }
+    ns = xmlSearchNsByHref(doc, root, BAD_CAST RS_QEMU_NS);
+    if (!ns) {
+        ns = xmlNewNs(root, BAD_CAST RS_QEMU_NS, BAD_CAST "qemu");
+    }
+
+    devices = child_or_new(root, "devices", NULL);
+    set_text(child_or_new(devices, "emulator", NULL), opt->qemu);
+    if (!serial_port0(devices)) {
+        xmlNode *s = new_child_attr(devices, NULL, "serial", "type", "pty");
+
+        new_child_attr(s, NULL, "target", "port", "0");
+        if (!child(devices, "console", NULL)) {
+            xmlNode *c = new_child_attr(devices, NULL, "console", "type",
+                                        "pty");
+            xmlNode *t = new_child_attr(c, NULL, "target", "type", "serial");
+
+            xmlNewProp(t, BAD_CAST "port", BAD_CAST "0");
+        }
+    }
+    if (opt->shared_memory) {
+        xmlNode *mb = child_or_new(root, "memoryBacking", NULL);
+        xmlNode *n;
+
+        while ((n = child(mb, "source", NULL)) ||
+               (n = child(mb, "access", NULL))) {
+            xmlUnlinkNode(n);
+            xmlFreeNode(n);
+        }
+        new_child_attr(mb, NULL, "source", "type", "file");
+        new_child_attr(mb, NULL, "access", "mode", "shared");
+    }
+    /* Lets the device find the guest's ring without scanning RAM. */
+    features = child_or_new(root, "features", NULL);
+    if (!child(features, "vmcoreinfo", NULL)) {
+        new_child_attr(features, NULL, "vmcoreinfo", "state", "on");
+    }
+
+    cmd = child_or_new(root, "commandline", ns);
+    for (i = 0; i < RS_N_FIRMWARE_DIRS; i++) {
+        if (!has_arg_pair(cmd, ns, "-L", rs_firmware_dirs[i])) {
+            new_child_attr(cmd, ns, "arg", "value", "-L");
+            new_child_attr(cmd, ns, "arg", "value", rs_firmware_dirs[i]);
+        }
+    }
+    old = take_events_chardev(cmd, ns);
+    if (opt->events) {
+        path = opt_escape(opt->events);
+    } else {
+        g_autofree char *name = NULL;
+        g_autofree char *events = NULL;
+        xmlNode *n = child(root, "name", NULL);
+
+        if (n) {
+            xmlChar *c = xmlNodeGetContent(n);
+
+            name = g_strdup((const char *)c);
+            xmlFree(c);
+        }
+        if (!name || !*name || strchr(name, '/') || name[0] == '.') {
+            g_set_error(error, RS_ERROR, RS_ERROR_BAD_INPUT,
+                        "cannot name the events file after the domain's "
+                        "<name>; give one");
+            return NULL;
+        }
+        events = rs_domxml_default_events(name);
+        path = opt_escape(events);
+    }
+    chardev = g_strdup_printf("file,id=%s,path=%s,append=on",
+                              RS_EVENTS_CHARDEV, path);
+    new_child_attr(cmd, ns, "arg", "value", "-chardev");
+    new_child_attr(cmd, ns, "arg", "value", chardev);
+
+    override = child_or_new(root, "override", ns);
+    dev = serial0_override(override, ns);
+    if (dev) {
+        xmlUnlinkNode(dev);
+        xmlFreeNode(dev);
+    }
+    dev = new_child_attr(override, ns, "device", "alias", "serial0");
+    frontend = xmlNewChild(dev, ns, BAD_CAST "frontend", NULL);
+    add_property(frontend, ns, "driver", "ringside-serial");
+    add_property(frontend, ns, "events", RS_EVENTS_CHARDEV);
+    if (opt->pace) {
+        add_property(frontend, ns, "pace", opt->pace);
+    }
+
+    xmlDocDumpFormatMemory(doc, &out, &len, 1);
+    if (!out) {
+        g_set_error(error, RS_ERROR, RS_ERROR_BAD_INPUT,
+                    "could not write the domain XML");
+        return NULL;
+    }
+    /* Without the <?xml?> declaration, as virsh dumpxml prints it. */
+    ret = g_strdup(g_str_has_prefix((char *)out, "<?xml") ?
+                   strchr((char *)out, '\n') + 1 : (char *)out);
+    xmlFree(out);
+    return ret;
+}
+
+char *rs_domxml_new(const RsDomSpec *spec, const RsDomXmlOptions *opt,
+                    GError **error)
+{
+    g_autoptr(GString) xml = g_string_new(NULL);
+    g_autofree char *head = NULL, *initrd = NULL, *tail = NULL;
+
+    head = g_markup_printf_escaped(
+        "<domain type='qemu'>\n"
+        "  <name>%s</name>\n"
+        "  <memory unit='MiB'>%d</memory>\n"
+        "  <vcpu>%d</vcpu>\n"
+        "  <os>\n"
+        "    <type arch='x86_64' machine='pc'>hvm</type>\n"
+        "    <kernel>%s</kernel>\n",
+        spec->name, spec->memory_mib, spec->vcpus, spec->kernel);
+    if (spec->initrd) {
+        initrd = g_markup_printf_escaped("    <initrd>%s</initrd>\n",
+                                         spec->initrd);
+    }
+    tail = g_markup_printf_escaped(
+        "    <cmdline>%s</cmdline>\n"
+        "  </os>\n"
+        "  <features><acpi/></features>\n"
+        "  <on_poweroff>destroy</on_poweroff>\n"
+        "  <on_reboot>destroy</on_reboot>\n"
+        "  <on_crash>destroy</on_crash>\n"
+        "  <devices>\n"
+        "    <controller type='usb' model='none'/>\n"
+        "    <memballoon model='none'/>\n"
+        "  </devices>\n"
+        "</domain>\n", spec->cmdline);
+    g_string_append(xml, head);
+    g_string_append(xml, initrd ? initrd : "");
+    g_string_append(xml, tail);
+    return rs_domxml_patch(xml->str, opt, error);
+}
+
+gboolean rs_domxml_inspect(const char *xml, gboolean *ringside,
+                           char **events, GError **error)
+{
+    g_autoptr(xmlDoc) doc = NULL;
+    xmlNode *root, *n, *dev, *fe;
+    xmlNs *ns;
+
+    *ringside = FALSE;
+    *events = NULL;
+    doc = parse_domain(xml, &root, error);
+    if (!doc) {
+        return FALSE;
+    }
+    ns = xmlSearchNsByHref(doc, root, BAD_CAST RS_QEMU_NS);
+    if (!ns) {
+        return TRUE;
+    }
+    n = child(root, "override", ns);
+    dev = n ? serial0_override(n, ns) : NULL;
+    fe = dev ? child(dev, "frontend", ns) : NULL;
+    for (n = fe ? fe->children : NULL; n; n = n->next) {
+        if (is_elem(n, "property", ns) && attr_is(n, "name", "driver") &&
+            attr_is(n, "value", "ringside-serial")) {
+            *ringside = TRUE;
+        }
+    }
+    n = child(root, "commandline", ns);
+    for (n = n ? n->children : NULL; n; n = n->next) {
+        xmlNode *m = next_elem(n);
+        xmlChar *va = NULL, *vb = NULL;
+
+        if (is_elem(n, "arg", ns) && m && is_elem(m, "arg", ns) &&
+            !strcmp(arg_value(n, &va), "-chardev") &&
+            is_events_chardev(arg_value(m, &vb))) {
+            *events = opt_value((const char *)vb, "path");
+        }
+        xmlFree(va);
+        xmlFree(vb);
+    }
+    return TRUE;
+}
