@@ -22,7 +22,7 @@ typedef struct {
     char *uri;
     char *domain;           /* NULL: --all */
     char *outdir;           /* --all: one NAME.jsonl each */
-    gboolean json, no_events;
+    gboolean json, no_events, resume;
     int boots;              /* stop after this many boots ended; 0 never */
     int boots_ended;
     gboolean all_clean;
@@ -139,6 +139,7 @@ static RsFollower *follow(Attach *a, virDomainPtr dom, GError **error)
     }
     f = rs_follower_new(name, events, out, a->json || a->outdir,
                         on_boot_ended, a);
+    rs_follower_set_resume(f, a->resume);
     g_hash_table_insert(a->followers, g_strdup(name), f);
     rs_follower_say(f, "attached", "following %s on %s; %s", name, a->uri,
                     events ? "verdicts from the device's event file" :
@@ -346,6 +347,9 @@ int rs_cmd_attach(int argc, char **argv)
         { "boots", 0, 0, G_OPTION_ARG_INT, &a.boots,
           "Exit after N boots have ended (default: follow until "
           "interrupted); the status is then 0 only if all were clean", "N" },
+        { "resume", 0, 0, G_OPTION_ARG_NONE, &a.resume,
+          "Resume a paused domain once its console is open (start it with "
+          "virsh start --paused: nothing it prints is missed)", NULL },
         { "no-events", 0, 0, G_OPTION_ARG_NONE, &a.no_events,
           "Do not read the device's event file even if this host has it: "
           "console lines and QMP counters only", NULL },

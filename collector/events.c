@@ -27,6 +27,25 @@ RsTxByte *rs_event_stream_byte(RsEventStream *s, guint64 index)
     return NULL;
 }
 
+void rs_event_stream_trim_tx(RsEventStream *s, guint64 before)
+{
+    guint lo = 0, hi = s->tx->len ? s->tx->len - 1 : 0;
+
+    /* The first kept entry: index >= before, or the last one. */
+    while (lo < hi) {
+        guint mid = lo + (hi - lo) / 2;
+
+        if (g_array_index(s->tx, RsTxByte, mid).index < before) {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    if (lo) {
+        g_array_remove_range(s->tx, 0, lo);
+    }
+}
+
 void rs_event_stream_free(RsEventStream *s)
 {
     if (s) {
@@ -311,11 +330,16 @@ static gboolean parse_line(RsEventStream *s, JsonParser *parser,
     } else if (g_str_equal(ev, "line")) {
         RsLineVerdict lv;
 
+        RsTxByte *b;
+
         if (!parse_line_verdict(o, &lv)) {
             g_set_error(error, RS_ERROR, RS_ERROR_BAD_INPUT,
                         "malformed \"line\" record");
             return FALSE;
         }
+        /* Kept here: a follower forgets bytes of lines it has shown. */
+        b = rs_event_stream_byte(s, lv.first);
+        lv.first_vt_ns = b ? b->vt_ns : -1;
         g_array_append_val(s->lines, lv);
     } else if (g_str_equal(ev, "record")) {
         RsRecordVerdict rv;

@@ -36,6 +36,7 @@ typedef struct {
     gboolean has_seq, has_ts, has_lat, fresh;
     guint64 seq, seq2, ts_ns, count;
     gint64 lat_ns;      /* the device's live estimate */
+    gint64 first_vt_ns; /* virtual time of the first byte, -1 unknown */
     gint at, want, got; /* corrupt */
 } RsLineVerdict;
 
@@ -90,6 +91,13 @@ typedef struct {
      * "takeovers", "unattributed" -> gint64 * */
     GHashTable *l1_summary;
 } RsEventStream;
+
+/*
+ * Forget the bytes before index @before (never the last one, which the
+ * next "tx" continues), to bound a long follow's memory.  Line verdicts
+ * keep what the reports need of them.
+ */
+void rs_event_stream_trim_tx(RsEventStream *s, guint64 before);
 
 /* The byte with stream index @index, or NULL. */
 RsTxByte *rs_event_stream_byte(RsEventStream *s, guint64 index);

@@ -13,15 +13,27 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <glib/gstdio.h>
+#include <sys/stat.h>
 #include <stdarg.h>
 #include <string.h>
 #include <unistd.h>
 
-/* A judged line may wait this long for libvirt's console to bring it. */
-#define CONSOLE_WAIT_NS     (2 * G_GINT64_CONSTANT(1000000000))
+/* Later lines looked for, to tell a lost line from a slow stream. */
+#define LOOKAHEAD           8
 #define EVENTS_POLL_MS      100
 #define CONSOLE_RETRY_MS    1000
 #define QMP_POLL_MS         1000
+/* Forget shown bytes once this many are held, keeping a margin. */
+#define TX_KEEP             65536
+#define TX_MARGIN           4096
+#define CONSOLE_KEEP        (1024 * 1024)
+/* Event bytes read per poll at most, while the domain runs. */
+#define EVENTS_BUDGET       (4 * 1024 * 1024)
+/* A judged line not on a console stream that stalled this long is missed. */
+#define CONSOLE_STALL_NS    (30 * G_GINT64_CONSTANT(1000000000))
+/* Reading an event file back from its end for the last "start". */
+#define SCAN_CHUNK          (1024 * 1024)
+#define SCAN_OVERLAP        64
 /* Bound on one line held from the console alone (console-only mode). */
 #define LINE_MAX_BYTES      65536
 
@@ -44,6 +56,7 @@ struct RsFollower {
     guint reopen_id;
     gboolean console_busy_said;
     gboolean console_lost;      /* it ended while the domain ran */
+    gboolean resume;            /* resume a paused domain once it is open */
     guint console_fails;        /* reopen attempts since */
     gint64 console_since_ns;    /* host time it opened; 0: closed */
     GByteArray *console;        /* this boot's bytes from the stream */
@@ -73,9 +86,9 @@ struct RsFollower {
     guint qmp_id;
 };
 
-const char *rs_follower_name(RsFollower *f)
+void rs_follower_set_resume(RsFollower *f, gboolean resume)
 {
-    return f->name;
+    f->resume = resume;
 }
 
 static gint64 now_ns(void)
@@ -162,6 +175,28 @@ static gboolean console_find(RsFollower *f, const GByteArray *raw)
     return TRUE;
 }
 
+/*
+ * Whether the console stream already brought a line judged after the
+ * next one: then the next one is not coming.
+ */
+static gboolean console_passed(RsFollower *f)
+{
+    const guint8 *hay = f->console->data + f->cursor;
+    gsize n = f->console->len - f->cursor;
+    guint i, end = MIN(f->ev->lines->len, f->next_line + 1 + LOOKAHEAD);
+
+    for (i = f->next_line + 1; i < end; i++) {
+        g_autoptr(GByteArray) raw = line_bytes(f->ev, &g_array_index(
+                                        f->ev->lines, RsLineVerdict, i));
+
+        /* Long enough not to be found by chance ("\r\n" would be). */
+        if (raw && raw->len >= 16 && memmem(hay, n, raw->data, raw->len)) {
+            return TRUE;
+        }
+    }
+    return FALSE;
+}
+
 static gsize text_len(const guint8 *p, gsize len)
 {
     while (len && (p[len - 1] == '\n' || p[len - 1] == '\r')) {
@@ -243,9 +278,31 @@ static void write_record(RsFollower *f, const RsRecordVerdict *rv)
 }
 
 /*
+ * Bound a long follow: the bytes of lines already shown, beyond a margin
+ * for the paced transmitter's late "wire" events, and the console bytes
+ * those lines were found in.
+ */
+static void forget_shown(RsFollower *f)
+{
+    if (f->ev && f->ev->tx->len > TX_KEEP) {
+        GArray *tx = f->ev->tx;
+        guint64 keep = f->next_line < f->ev->lines->len ?
+            g_array_index(f->ev->lines, RsLineVerdict, f->next_line).first :
+            g_array_index(tx, RsTxByte, tx->len - 1).index;
+
+        rs_event_stream_trim_tx(f->ev, keep > TX_MARGIN ?
+                                keep - TX_MARGIN : 0);
+    }
+    if (f->events_path && f->cursor > CONSOLE_KEEP) {
+        g_byte_array_remove_range(f->console, 0, f->cursor);
+        f->cursor = 0;
+    }
+}
+
+/*
  * Write the judged lines in order, each once the console stream has
- * brought it, the console could not have (closed when it was sent), or it
- * is overdue; with @final, no waiting.
+ * brought it, could not have (it was closed when the line was sent), or
+ * has brought later lines instead (or stalled); with @final, no waiting.
  */
 static void emit_judged(RsFollower *f, gboolean final)
 {
@@ -263,8 +320,9 @@ static void emit_judged(RsFollower *f, gboolean final)
             con = CON_OK;
         } else if (!f->console_since_ns || sent < f->console_since_ns) {
             con = CON_NOT_ATTACHED;
-        } else if (!final && now_ns() - sent < CONSOLE_WAIT_NS) {
-            return;
+        } else if (!final && !console_passed(f) &&
+                   now_ns() - sent < CONSOLE_STALL_NS) {
+            return;             /* the stream has not brought it yet */
         } else {
             con = CON_MISSED;
         }
@@ -279,6 +337,7 @@ static void emit_judged(RsFollower *f, gboolean final)
                                        f->next_record));
         f->next_record++;
     }
+    forget_shown(f);
 }
 
 static void boot_begin(RsFollower *f)
@@ -600,45 +659,61 @@ static void events_line(RsFollower *f, const char *line, gsize len)
 /*
  * Where to start reading a file that already holds earlier boots: at the
  * last boot's "start" if the domain runs now (its lines so far are
- * shown), else at the end.
+ * shown), else where the file ended when we began.  The file can be large
+ * (QEMU appends every run): read back from its end, a chunk at a time.
  */
-static goffset history_skip(RsFollower *f)
+static goffset history_skip(RsFollower *f, int fd)
 {
-    g_autofree char *all = NULL;
-    gsize len;
-    goffset at = 0;
-    const char *p;
+    g_autofree char *buf = NULL;
+    struct stat st;
+    goffset end;
 
-    if (!g_file_get_contents(f->events_path, &all, &len, NULL)) {
+    if (fstat(fd, &st) < 0) {
         return 0;
     }
     if (!f->running) {
-        return MIN((goffset)len, f->history_size);
+        return MIN(st.st_size, f->history_size);
     }
-    for (p = all; p; p = memchr(p, '\n', all + len - p)) {
-        if (*p == '\n') {
-            p++;
+    buf = g_malloc(SCAN_CHUNK + 1);
+    for (end = st.st_size; end > 0;) {
+        goffset begin = MAX(0, end - SCAN_CHUNK);
+        ssize_t n = pread(fd, buf, end - begin, begin);
+        ssize_t i;
+
+        if (n != end - begin) {
+            return 0;
         }
-        if (rs_event_line_is_start(p)) {
-            at = p - all;
+        buf[n] = '\0';
+        for (i = n - 1; i >= 0; i--) {
+            if ((i ? buf[i - 1] == '\n' : begin == 0) &&
+                rs_event_line_is_start(buf + i)) {
+                return begin + i;
+            }
         }
-        if (p >= all + len) {
+        if (begin == 0) {
             break;
         }
+        /* Overlap the next chunk: a line may start just before begin. */
+        end = begin + SCAN_OVERLAP;
     }
-    return at;
+    return 0;
 }
 
-static void read_events(RsFollower *f)
+/*
+ * Read what the device appended; at most @budget bytes (0: all), so that
+ * a long backlog does not keep the console stream waiting.
+ */
+static void read_events(RsFollower *f, gsize budget)
 {
     char buf[65536];
+    gsize done = 0;
     ssize_t n;
 
     if (!f->events_path) {
         return;
     }
     if (f->fd < 0) {
-        goffset skip = f->skipped_history ? 0 : history_skip(f);
+        goffset skip;
 
         f->fd = open(f->events_path, O_RDONLY | O_CLOEXEC);
         if (f->fd < 0) {
@@ -650,12 +725,15 @@ static void read_events(RsFollower *f)
             }
             return;             /* not created yet: no boot so far */
         }
+        skip = f->skipped_history ? 0 : history_skip(f, f->fd);
         if (lseek(f->fd, skip, SEEK_SET) < 0) {
             lseek(f->fd, 0, SEEK_END);
         }
         f->skipped_history = TRUE;
     }
-    while (f->events_path && (n = read(f->fd, buf, sizeof(buf))) > 0) {
+    while (f->events_path && (!budget || done < budget) &&
+           (n = read(f->fd, buf, sizeof(buf))) > 0) {
+        done += n;
         char *nl;
         gsize used = 0;
 
@@ -678,7 +756,7 @@ static gboolean on_events_poll(gpointer opaque)
 {
     RsFollower *f = opaque;
 
-    read_events(f);
+    read_events(f, EVENTS_BUDGET);
     /* After the events: a record they call missing is in the ring by now. */
     if (f->scrape) {
         rs_ring_scrape_poll(f->scrape);
@@ -825,6 +903,19 @@ static void console_open(RsFollower *f)
     f->console_lost = FALSE;
     f->console_fails = 0;
     rs_follower_say(f, "console", "console open (libvirt stream)");
+    if (f->resume) {
+        int state, reason;
+
+        if (virDomainGetState(f->dom, &state, &reason, 0) == 0 &&
+            state == VIR_DOMAIN_PAUSED) {
+            if (virDomainResume(f->dom) == 0) {
+                rs_follower_say(f, "resumed", "resumed the paused domain");
+            } else {
+                rs_follower_say(f, "error", "cannot resume the domain: %s",
+                                virGetLastErrorMessage());
+            }
+        }
+    }
 }
 
 /* --- counters over QMP, without events ---------------------------------- */
@@ -921,7 +1012,7 @@ void rs_follower_free(RsFollower *f)
     if (!f) {
         return;
     }
-    read_events(f);
+    read_events(f, 0);
     boot_end(f, "detached");
     console_close(f, FALSE);
     g_clear_handle_id(&f->reopen_id, g_source_remove);
@@ -966,7 +1057,7 @@ void rs_follower_running(RsFollower *f, virDomainPtr dom, gboolean new_boot)
      * what it holds of the boot before is judged first, against the
      * console bytes of that boot.
      */
-    read_events(f);
+    read_events(f, 0);
     if (new_boot) {
         if (!f->events_path) {
             boot_end(f, "stopped");
@@ -997,7 +1088,7 @@ void rs_follower_stopped(RsFollower *f, const char *why)
     f->console_fails = 0;
     g_clear_handle_id(&f->reopen_id, g_source_remove);
     rs_follower_say(f, "stopped", "domain stopped (%s)", why);
-    read_events(f);
+    read_events(f, 0);
     boot_end(f, why);
     scrape_close(f);
 }

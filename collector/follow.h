@@ -29,7 +29,11 @@ RsFollower *rs_follower_new(const char *name, const char *events, FILE *out,
                             gpointer opaque);
 void rs_follower_free(RsFollower *f);
 
-const char *rs_follower_name(RsFollower *f);
+/*
+ * Resume the domain if it is paused once its console is open: with
+ * 'virsh start --paused', nothing it prints is missed.
+ */
+void rs_follower_set_resume(RsFollower *f, gboolean resume);
 
 /*
  * The domain runs (again), under the connection @dom belongs to: take a

@@ -45,15 +45,12 @@ static gint cmp_i64(gconstpointer a, gconstpointer b)
 }
 
 /* vt of a line's first byte minus its record's ts: the clock offset. */
-static gboolean fresh_offset(const RsEventStream *s, const RsLineVerdict *lv,
-                             gint64 *off)
+static gboolean fresh_offset(const RsLineVerdict *lv, gint64 *off)
 {
-    RsTxByte *b = rs_event_stream_byte((RsEventStream *)s, lv->first);
-
-    if (!lv->fresh || !lv->has_ts || !b) {
+    if (!lv->fresh || !lv->has_ts || lv->first_vt_ns < 0) {
         return FALSE;
     }
-    *off = b->vt_ns - (gint64)lv->ts_ns;
+    *off = lv->first_vt_ns - (gint64)lv->ts_ns;
     return TRUE;
 }
 
@@ -68,7 +65,7 @@ static void build_latency(const RsEventStream *s, RsVerdictReport *r)
         const RsLineVerdict *lv = &g_array_index(s->lines, RsLineVerdict, i);
         gint64 l;
 
-        have |= fresh_offset(s, lv, &off);
+        have |= fresh_offset(lv, &off);
         if (strcmp(lv->verdict, "ok") || !lv->has_ts) {
             continue;
         }
