@@ -237,6 +237,127 @@ static gboolean parse_bracket(JsonObject *o, RsBracket *b)
     return TRUE;
 }
 
+static gboolean add_tx(RsEventStream *s, const RsTxByte *tx, GError **error)
+{
+    guint64 expected = s->tx->len ?
+        g_array_index(s->tx, RsTxByte, s->tx->len - 1).index + 1 :
+        s->resume_index;
+
+    if (tx->index < expected) {
+        g_set_error(error, RS_ERROR, RS_ERROR_BAD_INPUT,
+                    "byte index %" G_GUINT64_FORMAT " repeats or goes "
+                    "back (expected %" G_GUINT64_FORMAT ")",
+                    tx->index, expected);
+        return FALSE;
+    }
+    s->index_gaps += tx->index - expected;
+    g_array_append_val(s->tx, *tx);
+    return TRUE;
+}
+
+/* A "wire", "overrun" or "cleared" record accounts for byte @i. */
+static gboolean account_byte(RsEventStream *s, const char *ev, gint64 i,
+                             gint64 wt, GError **error)
+{
+    gboolean wire = g_str_equal(ev, "wire");
+    RsTxByte *b = rs_event_stream_byte(s, i);
+
+    if (!b || b->wt_ns >= 0 || b->overrun || b->cleared ||
+        (wire && wt < b->vt_ns)) {
+        g_set_error(error, RS_ERROR, RS_ERROR_BAD_INPUT,
+                    "\"%s\" record for byte %" G_GINT64_FORMAT " that "
+                    "was not written, or is already accounted for", ev, i);
+        return FALSE;
+    }
+    if (wire) {
+        b->wt_ns = wt;
+    } else if (g_str_equal(ev, "overrun")) {
+        b->overrun = TRUE;
+    } else {
+        b->cleared = TRUE;
+    }
+    return TRUE;
+}
+
+/* A JSON integer at *p (no sign unless @neg, no leading zero), consumed. */
+static gboolean fast_int(const char **p, gboolean neg, gint64 *out)
+{
+    const char *s = *p;
+    gboolean minus = neg && *s == '-';
+    guint64 v = 0;
+
+    s += minus;
+    if (*s < '0' || *s > '9' || (*s == '0' && s[1] >= '0' && s[1] <= '9')) {
+        return FALSE;
+    }
+    for (; *s >= '0' && *s <= '9'; s++) {
+        if (v > ((guint64)G_MAXINT64 - (*s - '0')) / 10) {
+            return FALSE;
+        }
+        v = v * 10 + (*s - '0');
+    }
+    *out = minus ? -(gint64)v : (gint64)v;
+    *p = s;
+    return TRUE;
+}
+
+static gboolean fast_lit(const char **p, const char *lit)
+{
+    gsize n = strlen(lit);
+
+    if (strncmp(*p, lit, n)) {
+        return FALSE;
+    }
+    *p += n;
+    return TRUE;
+}
+
+/*
+ * "tx" and "wire" records are nearly all of a stream: those exactly as
+ * the device writes them are read here without a JSON parser.  Anything
+ * else (other spacing, order, members) goes through json-glib, with the
+ * same checks.  Returns FALSE if the line is not one of them.
+ */
+static gboolean parse_fast(RsEventStream *s, const char *line,
+                           gboolean *ok, GError **error)
+{
+    const char *p = line;
+    gint64 i, vt, ht, cpu, b, wt;
+
+    if (fast_lit(&p, "{\"v\":2,\"ev\":\"tx\",\"i\":")) {
+        gboolean loop;
+        RsTxByte tx;
+
+        if (!fast_int(&p, FALSE, &i) || !fast_lit(&p, ",\"vt\":") ||
+            !fast_int(&p, FALSE, &vt) || !fast_lit(&p, ",\"ht\":") ||
+            !fast_int(&p, TRUE, &ht) || !fast_lit(&p, ",\"cpu\":") ||
+            !fast_int(&p, TRUE, &cpu) || !fast_lit(&p, ",\"b\":") ||
+            !fast_int(&p, FALSE, &b) || cpu < -1 || cpu > G_MAXINT32 ||
+            b > 255) {
+            return FALSE;
+        }
+        loop = fast_lit(&p, ",\"loop\":1");
+        if (strcmp(p, "}")) {
+            return FALSE;
+        }
+        tx = (RsTxByte) {
+            .index = i, .vt_ns = vt, .ht_ns = ht, .cpu = cpu, .byte = b,
+            .loopback = loop, .wt_ns = -1,
+        };
+        *ok = add_tx(s, &tx, error);
+        return TRUE;
+    }
+    if (fast_lit(&p, "{\"v\":2,\"ev\":\"wire\",\"i\":")) {
+        if (!fast_int(&p, FALSE, &i) || !fast_lit(&p, ",\"wt\":") ||
+            !fast_int(&p, FALSE, &wt) || strcmp(p, "}")) {
+            return FALSE;
+        }
+        *ok = account_byte(s, "wire", i, wt, error);
+        return TRUE;
+    }
+    return FALSE;
+}
+
 static gboolean parse_line(RsEventStream *s, JsonParser *parser,
                            const char *line, GError **error)
 {
@@ -244,7 +365,11 @@ static gboolean parse_line(RsEventStream *s, JsonParser *parser,
     JsonObject *o;
     const char *ev;
     gint64 v, n;
+    gboolean ok;
 
+    if (parse_fast(s, line, &ok, error)) {
+        return ok;
+    }
     if (!json_parser_load_from_data(parser, line, -1, &json_error)) {
         g_set_error(error, RS_ERROR, RS_ERROR_BAD_INPUT, "not JSON: %s",
                     json_error->message);
@@ -274,24 +399,13 @@ static gboolean parse_line(RsEventStream *s, JsonParser *parser,
 
     if (g_str_equal(ev, "tx")) {
         RsTxByte tx;
-        guint64 expected = s->tx->len ?
-            g_array_index(s->tx, RsTxByte, s->tx->len - 1).index + 1 :
-            s->resume_index;
 
         if (!parse_tx(o, &tx)) {
             g_set_error(error, RS_ERROR, RS_ERROR_BAD_INPUT,
                         "malformed \"tx\" record");
             return FALSE;
         }
-        if (tx.index < expected) {
-            g_set_error(error, RS_ERROR, RS_ERROR_BAD_INPUT,
-                        "byte index %" G_GUINT64_FORMAT " repeats or goes "
-                        "back (expected %" G_GUINT64_FORMAT ")",
-                        tx.index, expected);
-            return FALSE;
-        }
-        s->index_gaps += tx.index - expected;
-        g_array_append_val(s->tx, tx);
+        return add_tx(s, &tx, error);
     } else if (g_str_equal(ev, "lost")) {
         if (!member_int(o, "events", 1, G_MAXINT64, &n)) {
             g_set_error(error, RS_ERROR, RS_ERROR_BAD_INPUT,
@@ -303,7 +417,6 @@ static gboolean parse_line(RsEventStream *s, JsonParser *parser,
                g_str_equal(ev, "cleared")) {
         gboolean wire = g_str_equal(ev, "wire");
         gint64 i, wt = 0;
-        RsTxByte *b;
 
         if (!member_int(o, "i", 0, G_MAXINT64, &i) ||
             (wire && !member_int(o, "wt", 0, G_MAXINT64, &wt))) {
@@ -311,25 +424,9 @@ static gboolean parse_line(RsEventStream *s, JsonParser *parser,
                         "malformed \"%s\" record", ev);
             return FALSE;
         }
-        b = rs_event_stream_byte(s, i);
-        if (!b || b->wt_ns >= 0 || b->overrun || b->cleared ||
-            (wire && wt < b->vt_ns)) {
-            g_set_error(error, RS_ERROR, RS_ERROR_BAD_INPUT,
-                        "\"%s\" record for byte %" G_GINT64_FORMAT " that "
-                        "was not written, or is already accounted for",
-                        ev, i);
-            return FALSE;
-        }
-        if (wire) {
-            b->wt_ns = wt;
-        } else if (g_str_equal(ev, "overrun")) {
-            b->overrun = TRUE;
-        } else {
-            b->cleared = TRUE;
-        }
+        return account_byte(s, ev, i, wt, error);
     } else if (g_str_equal(ev, "line")) {
         RsLineVerdict lv;
-
         RsTxByte *b;
 
         if (!parse_line_verdict(o, &lv)) {

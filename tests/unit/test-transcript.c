@@ -200,6 +200,98 @@ static void test_bad_streams(void)
     }
 }
 
+/*
+ * The reader's fast path (records exactly as the device writes them) and
+ * json-glib (anything else) must read the same stream the same way.
+ */
+static void test_fast_and_json_agree(void)
+{
+    static const char *const fast =
+        "{\"v\":2,\"ev\":\"start\",\"pace\":\"line\"}\n"
+        "{\"v\":2,\"ev\":\"tx\",\"i\":0,\"vt\":10,\"ht\":-7,\"cpu\":-1,"
+        "\"b\":65}\n"
+        "{\"v\":2,\"ev\":\"tx\",\"i\":3,\"vt\":20,\"ht\":9223372036854775807,"
+        "\"cpu\":1,\"b\":255,\"loop\":1}\n"
+        "{\"v\":2,\"ev\":\"wire\",\"i\":0,\"wt\":15}\n";
+    g_auto(GStrv) parts = g_strsplit(fast, "\":", -1);
+    g_autofree char *slow = NULL;
+    g_autoptr(GError) err = NULL;
+    g_autoptr(RsEventStream) a = load(fast, &err);
+    g_autoptr(RsEventStream) b = NULL;
+    guint i;
+
+    g_assert_no_error(err);
+    /* The same records, spaced so that only json-glib reads them. */
+    slow = g_strjoinv("\": ", parts);
+    b = load(slow, &err);
+    g_assert_no_error(err);
+    g_assert_cmpuint(a->tx->len, ==, 2);
+    g_assert_cmpuint(b->tx->len, ==, 2);
+    g_assert_cmpuint(a->index_gaps, ==, 2);
+    g_assert_cmpuint(b->index_gaps, ==, 2);
+    for (i = 0; i < a->tx->len; i++) {
+        RsTxByte *x = &g_array_index(a->tx, RsTxByte, i);
+        RsTxByte *y = &g_array_index(b->tx, RsTxByte, i);
+
+        g_assert_cmpuint(x->index, ==, y->index);
+        g_assert_cmpint(x->vt_ns, ==, y->vt_ns);
+        g_assert_cmpint(x->ht_ns, ==, y->ht_ns);
+        g_assert_cmpint(x->cpu, ==, y->cpu);
+        g_assert_cmpuint(x->byte, ==, y->byte);
+        g_assert_cmpint(x->loopback, ==, y->loopback);
+        g_assert_cmpint(x->wt_ns, ==, y->wt_ns);
+    }
+    g_assert_cmpint(g_array_index(a->tx, RsTxByte, 0).wt_ns, ==, 15);
+    g_assert_cmpint(g_array_index(a->tx, RsTxByte, 1).ht_ns, ==, G_MAXINT64);
+}
+
+/* A file QEMU appended several runs to: the last one is read. */
+static void test_several_boots(void)
+{
+    g_autoptr(GString) ev = g_string_new("{\"v\":2,\"ev\":\"start\"}\n");
+    g_autoptr(GError) err = NULL;
+    g_autoptr(RsEventStream) s = NULL;
+    guint64 i = 0;
+
+    append_tx(ev, &i, 1000, 0, "first boot\r\n");
+    g_string_append(ev, "{\"v\":2,\"ev\":\"start\"}\n");
+    i = 0;
+    append_tx(ev, &i, 1000, 1, "second\r\n");
+    s = load(ev->str, &err);
+    g_assert_no_error(err);
+    g_assert_cmpuint(s->earlier_boots, ==, 1);
+    g_assert_cmpuint(s->tx->len, ==, 8);
+    g_assert_cmpint(g_array_index(s->tx, RsTxByte, 0).cpu, ==, 1);
+}
+
+/* Forgetting shown bytes keeps the rest, and always the last byte. */
+static void test_trim(void)
+{
+    static const char *const next =
+        "{\"v\":2,\"ev\":\"tx\",\"i\":10,\"vt\":1,\"ht\":1,\"cpu\":0,"
+        "\"b\":1}";
+    g_autoptr(JsonParser) parser = json_parser_new_immutable();
+    g_autoptr(GString) ev = g_string_new("{\"v\":2,\"ev\":\"start\"}\n");
+    g_autoptr(GError) err = NULL;
+    g_autoptr(RsEventStream) s = NULL;
+    guint64 i = 0;
+
+    append_tx(ev, &i, 1000, 0, "0123456789");
+    s = load(ev->str, &err);
+    g_assert_no_error(err);
+    rs_event_stream_trim_tx(s, 4);
+    g_assert_cmpuint(s->tx->len, ==, 6);
+    g_assert_null(rs_event_stream_byte(s, 3));
+    g_assert_nonnull(rs_event_stream_byte(s, 4));
+    rs_event_stream_trim_tx(s, 100);
+    g_assert_cmpuint(s->tx->len, ==, 1);
+    g_assert_cmpuint(g_array_index(s->tx, RsTxByte, 0).index, ==, 9);
+    /* The next byte still continues the stream. */
+    g_assert_true(rs_event_stream_feed(s, parser, next, strlen(next), &err));
+    g_assert_no_error(err);
+    g_assert_cmpuint(s->index_gaps, ==, 0);
+}
+
 static void test_missing_file(void)
 {
     g_autoptr(GError) err = NULL;
@@ -234,6 +326,9 @@ int main(int argc, char **argv)
     g_test_add_func("/events/bad-streams", test_bad_streams);
     g_test_add_func("/transcript/paced", test_paced);
     g_test_add_func("/events/missing-file", test_missing_file);
+    g_test_add_func("/events/fast-and-json-agree", test_fast_and_json_agree);
+    g_test_add_func("/events/several-boots", test_several_boots);
+    g_test_add_func("/events/trim", test_trim);
     g_test_add_func("/transcript/printk-ts", test_printk_ts);
     return g_test_run();
 }
