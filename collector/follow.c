@@ -9,13 +9,13 @@
 #include "virt.h"
 
 #include <errno.h>
-#include <libvirt/virterror.h>
 #include <fcntl.h>
-#include <stdlib.h>
 #include <glib/gstdio.h>
-#include <sys/stat.h>
+#include <libvirt/virterror.h>
 #include <stdarg.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 /* Later lines looked for, to tell a lost line from a slow stream. */
@@ -219,7 +219,9 @@ static void write_line(RsFollower *f, const char *verdict, gboolean has_seq,
                                    ",\"cpu\":%d", vt_ns, cpu);
         }
         if (verdict) {
-            g_string_append_printf(o, ",\"verdict\":\"%s\"", verdict);
+            g_string_append(o, ",\"verdict\":\"");
+            rs_json_escape(o, verdict, strlen(verdict));
+            g_string_append_c(o, '"');
         }
         if (has_seq) {
             g_string_append_printf(o, ",\"seq\":%" G_GUINT64_FORMAT, seq);
@@ -254,10 +256,12 @@ static void write_record(RsFollower *f, const RsRecordVerdict *rv)
     if (f->json) {
         GString *o = json_head(f, "record");
 
-        g_string_append_printf(o, ",\"verdict\":\"%s\",\"seq\":%"
-                               G_GUINT64_FORMAT ",\"count\":%"
-                               G_GUINT64_FORMAT ",\"level\":%d",
-                               rv->verdict, rv->seq, rv->count, rv->level);
+        g_string_append(o, ",\"verdict\":\"");
+        rs_json_escape(o, rv->verdict, strlen(rv->verdict));
+        g_string_append_printf(o, "\",\"seq\":%" G_GUINT64_FORMAT
+                               ",\"count\":%" G_GUINT64_FORMAT
+                               ",\"level\":%d", rv->seq, rv->count,
+                               rv->level);
         if (r) {
             g_string_append(o, ",\"text\":\"");
             rs_json_escape(o, r->text, strlen(r->text));
@@ -418,12 +422,11 @@ static void end_judged_boot(RsFollower *f, const char *why, gboolean *clean)
                                "\"console\":{\"ok\":%" G_GUINT64_FORMAT
                                ",\"missed\":%" G_GUINT64_FORMAT
                                ",\"not-attached\":%" G_GUINT64_FORMAT
-                               "},\"report\":%s}",
+                               "},\"report\":%s",
                                *clean ? "true" : "false",
                                f->console_counts[CON_OK],
                                f->console_counts[CON_MISSED],
                                f->console_counts[CON_NOT_ATTACHED], rep);
-        g_string_truncate(o, o->len - 1);
         ring_json(f, o);
         g_string_append_c(o, '}');
         put(f, o);

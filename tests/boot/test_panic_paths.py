@@ -22,16 +22,13 @@ ringside = os.environ["RINGSIDE_BIN"]
 kernel = os.path.join(cache, "kernel", "bzImage")
 
 # (vCPUs, case, storming CPUs).  Not here: hardlockup, which needs the NMI
-# watchdog's perf counter (no PMU under TCG; the case says so and returns),
-# and port-lock on 4 vCPUs, which passes when run alone but ran out of the
-# 120 s in 2 of 3 whole runs of this test (not understood yet; run it with
-# RINGSIDE_PANIC_RUNS=4:port-lock:3*5).
+# watchdog's perf counter (no PMU under TCG; the case says so and returns).
 RUNS = [(1, "panic-task", 0), (1, "panic-nmi", 0), (1, "warn-storm", 0),
         (1, "pending-panic", 0)]
 RUNS += [(2, c, 1) for c in ("panic-task", "panic-softirq", "panic-hardirq",
                              "panic-nmi", "port-lock", "nested-oops",
                              "warn-storm", "stress-panic")]
-RUNS += [(4, "panic-nmi", 3), (4, "panic-hardirq", 3)]
+RUNS += [(4, "panic-nmi", 3), (4, "panic-hardirq", 3), (4, "port-lock", 3)]
 # To chase a flaky case: RINGSIDE_PANIC_RUNS="2:panic-nmi:1*20" (vCPUs:case:
 # storming CPUs, optionally *repeats, comma-separated) runs only those.
 if os.environ.get("RINGSIDE_PANIC_RUNS"):

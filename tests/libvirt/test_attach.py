@@ -115,6 +115,18 @@ def virsh_console(name, until, timeout):
     return buf.decode(errors="replace")
 
 
+def attach_waiting(out, name, *args):
+    """attach --json to @out, once it waits for the shut-off domain."""
+    att = subprocess.Popen([ringside, "attach", "-d", name, "--json"] +
+                           list(args), stdout=open(out, "w"),
+                           stderr=subprocess.PIPE, text=True)
+    if wait_for(out, lambda e: events(e, "waiting"), 30,
+                "attach %s waits for the shut-off domain" % " ".join(args)):
+        return att
+    att.kill()
+    return None
+
+
 def finish(proc, timeout):
     try:
         return proc.wait(timeout=timeout)
@@ -199,12 +211,8 @@ def single():
 
     # Boot 1: ticks, then the guest panics by itself.
     define(xml_new(name, "tick", "ringside.ticks=6 ringside.tick_ms=300"))
-    att = subprocess.Popen([ringside, "attach", "-d", name, "--json",
-                            "--boots", "3", "--resume"],
-                           stdout=open(out, "w"), stderr=subprocess.PIPE,
-                           text=True)
-    if not wait_for(out, lambda e: events(e, "waiting"), 30,
-                    "attach waits for the shut-off domain"):
+    att = attach_waiting(out, name, "--boots", "3", "--resume")
+    if not att:
         return
     # Paused: attach --resume lets it run once the console is open.
     libvirtd.virsh("start", "--paused", name)
@@ -283,12 +291,8 @@ def single():
     libvirtd.virsh("undefine", name)
     define(xml_new(name, "storm-panic",
                    "ringside.storm=1 ringside.storm_ms=1000"))
-    att = subprocess.Popen([ringside, "attach", "-d", name, "--json",
-                            "--boots", "1", "--no-events"],
-                           stdout=open(out, "w"), stderr=subprocess.PIPE,
-                           text=True)
-    if not wait_for(out, lambda e: events(e, "waiting"), 30,
-                    "attach --no-events waits for the domain"):
+    att = attach_waiting(out, name, "--boots", "1", "--no-events")
+    if not att:
         return
     libvirtd.virsh("start", name)
     rc = finish(att, 120)
