@@ -193,6 +193,20 @@ def single():
     check(r.returncode == 1 and "not a ringside domain" in r.stderr,
           "attach: a domain without ringside-serial is a clear error",
           r.stderr)
+    # ... until libvirt-xml makes the addition to the defined domain.
+    r = subprocess.run([ringside, "libvirt-xml", "-d", "ringside-test-plain",
+                        "--define"], capture_output=True, text=True)
+    live = libvirtd.virsh("dumpxml", "ringside-test-plain").stdout
+    check(r.returncode == 0 and "value='ringside-serial'" in live and
+          "ringside-test-plain.ringside-events.jsonl" in live,
+          "libvirt-xml --domain --define makes the addition in place",
+          r.stderr + live[-600:])
+    att = attach_waiting(os.path.join(tmp, "plain.jsonl"),
+                         "ringside-test-plain")
+    check(att is not None, "attach takes the domain now")
+    if att:
+        att.terminate()
+        finish(att, 30)
 
     # 'virsh console' still works on a ringside domain's serial0.
     define(xml_new(name, "tick", "ringside.ticks=3 ringside.tick_ms=300"))
