@@ -106,11 +106,11 @@ static GString *json_head(RsFollower *f, const char *ev)
     return o;
 }
 
+/* Lines are flushed once per poll (emit_judged), not one by one. */
 static void put(RsFollower *f, GString *o)
 {
     g_string_append_c(o, '\n');
     fwrite(o->str, 1, o->len, f->out);
-    fflush(f->out);
     g_string_free(o, TRUE);
 }
 
@@ -131,8 +131,8 @@ void rs_follower_say(RsFollower *f, const char *ev, const char *fmt, ...)
         put(f, o);
     } else {
         fprintf(f->out, "-- %s: %s\n", f->name, msg);
-        fflush(f->out);
     }
+    fflush(f->out);
 }
 
 /* The wire bytes of a judged line, as the console should show them. */
@@ -241,7 +241,6 @@ static void write_line(RsFollower *f, const char *verdict, gboolean has_seq,
             text, con == CON_OK || con == CON_UNKNOWN ? "" : "  <console: ",
             con == CON_OK || con == CON_UNKNOWN ? "" :
             con == CON_MISSED ? "missed>" : "not attached>");
-    fflush(f->out);
 }
 
 /*
@@ -278,7 +277,6 @@ static void write_record(RsFollower *f, const RsRecordVerdict *rv)
     }
     fprintf(f->out, " not on the console>%s%s\n", r ? " " : "",
             r ? r->text : "");
-    fflush(f->out);
 }
 
 /*
@@ -342,6 +340,7 @@ static void emit_judged(RsFollower *f, gboolean final)
         f->next_record++;
     }
     forget_shown(f);
+    fflush(f->out);
 }
 
 static void boot_begin(RsFollower *f)
@@ -627,6 +626,7 @@ static void boot_end(RsFollower *f, const char *why)
         end_console_boot(f, why, &clean);
     }
     f->boot_open = FALSE;
+    fflush(f->out);
     if (f->ended) {
         f->ended(f, clean, f->opaque);
     }
@@ -790,6 +790,7 @@ static void console_lines(RsFollower *f)
         f->console_lines++;
         f->line_start = f->console->len;
     }
+    fflush(f->out);
 }
 
 static void console_open(RsFollower *f);
