@@ -214,7 +214,7 @@ def single():
     libvirtd.virsh("start", "--paused", name)
     t = threading.Timer(1.0, libvirtd.virsh, ("resume", name))
     t.start()
-    seen = virsh_console(name, "Kernel panic - not syncing", 120)
+    seen = virsh_console(name, "sysrq triggered crash", 120)
     t.join()
     check("Linux version" in seen and "ringside-init: tick 3" in seen and
           "Kernel panic - not syncing: sysrq triggered crash" in seen,
