@@ -127,13 +127,11 @@ int rs_cmd_libvirt_xml(int argc, char **argv)
     opt.shared_memory = shared || new_name;
     opt.events = events;
 
-    if (new_name || domain || define) {
+    if (define || domain) {
         rs_virt_init();
-        if (define || domain) {
-            conn = rs_virt_connect(uri ? uri : "qemu:///system", &error);
-            if (!conn) {
-                goto fail;
-            }
+        conn = rs_virt_connect(uri ? uri : "qemu:///system", &error);
+        if (!conn) {
+            goto fail;
         }
     }
     if (new_name) {

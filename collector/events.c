@@ -6,43 +6,41 @@
 #include <json-glib/json-glib.h>
 #include <string.h>
 
-RsTxByte *rs_event_stream_byte(RsEventStream *s, guint64 index)
+/* Where the first byte with an index >= @index is (tx->len if none). */
+static guint tx_lower_bound(const RsEventStream *s, guint64 index)
 {
     guint lo = 0, hi = s->tx->len;
 
     /* Indexes only grow along the stream: binary search. */
     while (lo < hi) {
         guint mid = lo + (hi - lo) / 2;
-        RsTxByte *b = &g_array_index(s->tx, RsTxByte, mid);
 
-        if (b->index == index) {
-            return b;
-        }
-        if (b->index < index) {
+        if (g_array_index(s->tx, RsTxByte, mid).index < index) {
             lo = mid + 1;
         } else {
             hi = mid;
         }
     }
-    return NULL;
+    return lo;
+}
+
+RsTxByte *rs_event_stream_byte(RsEventStream *s, guint64 index)
+{
+    guint at = tx_lower_bound(s, index);
+    RsTxByte *b = at < s->tx->len ? &g_array_index(s->tx, RsTxByte, at) :
+                  NULL;
+
+    return b && b->index == index ? b : NULL;
 }
 
 void rs_event_stream_trim_tx(RsEventStream *s, guint64 before)
 {
-    guint lo = 0, hi = s->tx->len ? s->tx->len - 1 : 0;
+    /* Never the last byte: the next "tx" is checked against it. */
+    guint drop = MIN(tx_lower_bound(s, before),
+                     s->tx->len ? s->tx->len - 1 : 0);
 
-    /* The first kept entry: index >= before, or the last one. */
-    while (lo < hi) {
-        guint mid = lo + (hi - lo) / 2;
-
-        if (g_array_index(s->tx, RsTxByte, mid).index < before) {
-            lo = mid + 1;
-        } else {
-            hi = mid;
-        }
-    }
-    if (lo) {
-        g_array_remove_range(s->tx, 0, lo);
+    if (drop) {
+        g_array_remove_range(s->tx, 0, drop);
     }
 }
 
@@ -557,20 +555,17 @@ gboolean rs_event_stream_feed(RsEventStream *s, JsonParser *parser,
         g_set_error(error, RS_ERROR, RS_ERROR_BAD_INPUT, "NUL byte in line");
         return FALSE;
     }
-    if (!s->saw_start && !s->tx->len && !s->lines->len) {
-        /* Checked on the first line, so a follower stops at once. */
-        if (!parse_line(s, parser, line, error)) {
-            return FALSE;
-        }
-        if (!s->saw_start) {
-            g_set_error(error, RS_ERROR, RS_ERROR_BAD_INPUT,
-                        "no \"start\" record first: not a ringside-serial "
-                        "event stream");
-            return FALSE;
-        }
-        return TRUE;
+    if (!parse_line(s, parser, line, error)) {
+        return FALSE;
     }
-    return parse_line(s, parser, line, error);
+    /* Checked on the first line, so a follower stops at once. */
+    if (!s->saw_start) {
+        g_set_error(error, RS_ERROR, RS_ERROR_BAD_INPUT,
+                    "no \"start\" record first: not a ringside-serial "
+                    "event stream");
+        return FALSE;
+    }
+    return TRUE;
 }
 
 void rs_event_stream_finish(RsEventStream *s)
