@@ -444,6 +444,20 @@ static void judge_frame(rs_l1 *l, int cpu, rs_l1_frame *f, bool open)
     }
 }
 
+/* A byte outside any bracket, which reached the wire. */
+static void user_byte(rs_l1 *l, uint8_t byte)
+{
+    l->user_open = byte != '\n';
+    l->user_lines += byte == '\n';
+}
+
+/* A kernel record begins, or the guest stopped: a prompt's line ends. */
+static void user_break(rs_l1 *l)
+{
+    l->user_lines += l->user_open;
+    l->user_open = false;
+}
+
 bool rs_l1_begin(rs_l1 *l, int cpu, uint32_t seq_lo, int64_t vt)
 {
     int slot = slot_of(cpu);
@@ -455,6 +469,7 @@ bool rs_l1_begin(rs_l1 *l, int cpu, uint32_t seq_lo, int64_t vt)
         return false;
     }
     seq = seq_near(seq_ref(l), seq_lo);
+    user_break(l);
     if (l->depth[slot]) {
         frame(l, slot, l->depth[slot] - 1)->nested = 1;
     }
@@ -500,6 +515,9 @@ bool rs_l1_byte(rs_l1 *l, int cpu, uint8_t byte, uint64_t index, bool lost)
 
     if (slot < 0 || !l->depth[slot]) {
         l->unattributed++;
+        if (!lost) {
+            user_byte(l, byte);
+        }
         return false;
     }
     f = frame(l, slot, l->depth[slot] - 1);
@@ -537,6 +555,7 @@ void rs_l1_finish(rs_l1 *l)
     uint64_t next = 0;
     int c;
 
+    user_break(l);
     for (c = 0; c < RS_L1_SLOTS; c++) {
         while (l->depth[c]) {
             --l->depth[c];

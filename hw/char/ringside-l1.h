@@ -137,6 +137,12 @@ typedef struct rs_l1 {
     uint64_t records[RS_R_COUNT];
     uint64_t takeovers;
     uint64_t unattributed;      /* console bytes outside any bracket */
+    /*
+     * Those are user space's: its lines, counted as level 0 counts them
+     * (a line ends at '\n', or where a bracket begins after a prompt).
+     */
+    uint64_t user_lines;
+    bool user_open;             /* a user space line is under way */
 } rs_l1;
 
 void rs_l1_init(rs_l1 *l, int loglevel, rs_l1_bracket_fn on_bracket,

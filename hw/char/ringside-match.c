@@ -34,6 +34,7 @@
 #define TS_CANDS        8
 #define TORN_MAX        512     /* longest line tested for tearing */
 #define EMBED_MAX       4       /* timestamps looked up inside one line */
+#define NEAR_COPIES     4       /* records an unprefixed line is held to */
 #define BL_HDR          36      /* backlog entry header */
 
 /* window[] slots: class in the low nibble, level + 1 in the high one */
@@ -49,6 +50,7 @@ static const char *const verdict_names[RS_V_COUNT] = {
     [RS_V_NOTICE] = "dropped-notice",
     [RS_V_UNCHECKED] = "unchecked",
     [RS_V_OVERWRITTEN] = "overwritten",
+    [RS_V_USER] = "user",
     [RS_V_MISSING] = "missing",
     [RS_V_FILTERED] = "filtered",
     [RS_V_DROPPED] = "dropped",
@@ -66,6 +68,7 @@ typedef struct line {
     uint64_t first, last;
     int64_t vt_first, vt;
     bool partial;               /* cut off by the guest stopping */
+    bool split;                 /* the end of a wire line user space began */
     /* its prefix */
     unsigned flags;
     bool has_ts;
@@ -481,8 +484,12 @@ static void note_offset(rs_match *m, const line *l, const cand *c,
 {
     rs_ring_pos pos;
 
-    /* one read of the ring header: is it still the newest descriptor? */
-    if (m->replaying || !m->ring || rs_ring_pos_read(m->ring, &pos) != RS_OK ||
+    /*
+     * One read of the ring header: is it still the newest descriptor?  A
+     * line split off user space's bytes has no first-byte time of its own.
+     */
+    if (m->replaying || l->split || !m->ring ||
+        rs_ring_pos_read(m->ring, &pos) != RS_OK ||
         pos.head_id != c->id) {
         return;
     }
@@ -859,13 +866,141 @@ static bool torn(rs_match *m, const line *l, unsigned flags, const cand *x,
     return false;
 }
 
+/* ---- user space on the same wire ---- */
+
+static void judge(rs_match *m, line *l);
+
+/* Does the console print a prefix that l lacks? */
+static bool lacks_prefix(const rs_match *m, const line *l)
+{
+    return m->have_fmt && m->fmt_flags && !l->flags;
+}
+
+/*
+ * A line without the prefix is still the kernel's if it is a damaged copy
+ * of one of the next records the console prints and starts as that does
+ * (a byte of the prefix lost, say).
+ */
+static bool near_copy(rs_match *m, const line *l, rs_verdict_info *vi)
+{
+    cand c;
+    uint64_t s;
+    int i, tried = 0;
+
+    if (!m->started || !l->n) {
+        return false;
+    }
+    for (i = 0, s = m->cursor;
+         i < FAST_STEPS && tried < NEAR_COPIES && m->ring; i++, s++) {
+        rs_rec_status st = get_cand(m, s, m->fmt_flags, &c);
+
+        if (st == RS_REC_NOT_YET || st == RS_REC_BAD) {
+            break;
+        }
+        if (st != RS_REC_OK || !c.len || filtered(m, c.level, s)) {
+            continue;
+        }
+        tried++;
+        if (l->b[0] == (uint8_t)c.out[0] && damaged(l, &c, false, vi)) {
+            printed(m, c.seq, c.level);
+            return true;
+        }
+    }
+    return false;
+}
+
+/*
+ * Where a kernel line begins inside l, after bytes of user space's that
+ * had no newline (a login prompt): a prefix like the console's that names
+ * a record in the ring.  0: nowhere.
+ */
+static uint32_t kernel_start(rs_match *m, const line *l)
+{
+    uint32_t q;
+    int tries = 0;
+
+    for (q = 1; q + 2 < l->n && tries < EMBED_MAX && m->ring; q++) {
+        line t;
+        uint64_t seq;
+
+        if (l->b[q] != '[' && l->b[q] != '<') {
+            continue;
+        }
+        memset(&t, 0, sizeof(t));
+        t.b = l->b + q;
+        t.n = l->n - q;
+        parse_prefix(&t);
+        if (t.flags != m->fmt_flags) {
+            continue;
+        }
+        tries++;
+        if (!t.has_ts || find_by_ts(m, t.ts_us, &seq, 1) == 1) {
+            return q;
+        }
+    }
+    return 0;
+}
+
+/* l's first q bytes are user space's; the rest is a line of its own. */
+static void split_user(rs_match *m, const line *l, uint32_t q)
+{
+    rs_verdict_info vi;
+    line head = *l, tail = *l;
+
+    head.n = q;
+    head.last = l->first + q - 1;
+    head.vt = l->vt_first;      /* the only time known of those bytes */
+    line_info(&head, &vi);
+    report(m, RS_V_USER, &vi);
+
+    tail.b = l->b + q;
+    tail.n = l->n - q;
+    tail.first = l->first + q;
+    tail.split = true;
+    judge(m, &tail);
+}
+
+/*
+ * Is l x's line with bytes of user space's inside it?  l keeps x's prefix
+ * and some of its text, then come bytes no record explains (kernel records
+ * interleaved are torn() already), then either the whole rest of x or the
+ * end of the line: x's rest is then expected on a line of its own.
+ */
+static bool user_torn(rs_match *m, const line *l, const cand *x,
+                      rs_verdict_info *vi)
+{
+    uint32_t p = rs_common_prefix(l->b, l->n, x->out, x->l1), s;
+
+    if (p <= l->body || p >= l->n || p >= x->l1) {
+        return false;
+    }
+    s = common_suffix(l->b, l->n, x->out, x->l1, p);
+    if (p + s == x->l1 && l->n > x->l1) {
+        vi->user_len = l->n - x->l1;
+        m->resid_len = 0;
+    } else if (!s && l->n - p >= 2) {
+        vi->user_len = l->n - p;
+        memcpy(m->resid, x->out + p, x->l1 - p);
+        m->resid_len = x->l1 - p;
+        m->resid_seq = x->seq;
+    } else {
+        return false;
+    }
+    vi->by_user = true;
+    vi->user_at = p;
+    vi->seq = x->seq;
+    vi->has_seq = true;
+    printed(m, x->seq, x->level);
+    return true;
+}
+
 static void judge(rs_match *m, line *l)
 {
     rs_verdict_info vi;
     rs_verdict v = RS_V_UNMATCHED;
     uint64_t seqs[TS_CANDS], count;
     cand c, e;
-    bool have_e = false, hit, textless = false;
+    bool have_e = false, hit, textless = false, was_in_rec = m->in_rec;
     unsigned flags;
     int n, i;
 
@@ -910,6 +1045,31 @@ static void judge(rs_match *m, line *l)
             report(m, RS_V_OK, &vi);
             return;
         }
+    }
+
+    /*
+     * No prefix where the console prints one: user space's, unless a kernel
+     * line follows its bytes, or records interleaved byte by byte (their
+     * prefixes too), or a damaged copy of a record.
+     */
+    if (lacks_prefix(m, l)) {
+        uint32_t q = l->split ? 0 : kernel_start(m, l);
+        line as_kernel = *l;
+
+        if (q) {
+            split_user(m, l, q);
+            return;
+        }
+        as_kernel.flags = m->fmt_flags;
+        have_e = expected(m, &as_kernel, &e, &hit);
+        if (m->ring && torn(m, l, m->fmt_flags, &e, have_e, &vi)) {
+            v = RS_V_TORN;
+            m->unmatched_run = 0;
+        } else {
+            m->resid_len = 0;
+            v = m->ring && near_copy(m, l, &vi) ? RS_V_CORRUPT : RS_V_USER;
+        }
+        goto out;
     }
 
     have_e = expected(m, l, &e, &hit);
@@ -1029,9 +1189,17 @@ static void judge(rs_match *m, line *l)
                 have_best = true;
             }
         }
+        if (have_best && user_torn(m, l, &best, &vi)) {
+            v = RS_V_TORN;
+            goto out;
+        }
         if (have_best && damaged(l, &best, true, &vi)) {
             printed(m, best.seq, best.level);
             v = RS_V_CORRUPT;
+            goto out;
+        }
+        if (!have_best && have_e && user_torn(m, l, &e, &vi)) {
+            v = RS_V_TORN;
             goto out;
         }
         if (!have_best && have_e && damaged(l, &e, false, &vi)) {
@@ -1040,13 +1208,18 @@ static void judge(rs_match *m, line *l)
             goto out;
         }
     }
-    if (m->ring) {
+    /* Nothing explains it: the kernel's if it has the kernel's prefix. */
+    if (!l->flags) {
+        v = RS_V_USER;
+    } else if (m->ring) {
         m->unmatched_run++;
     }
 
 out:
     if (!m->ring) {
         v = RS_V_UNCHECKED;
+    } else if (v == RS_V_USER) {
+        m->in_rec = was_in_rec;     /* between a record's lines */
     }
     report(m, v, &vi);
 }

@@ -4,7 +4,10 @@
  *
  * Bytes written to the UART are assembled into lines; each line is matched
  * to the ring record it prints (same prefix and text as record_print_text()
- * makes of it) and given a verdict.  Records the console skipped are judged
+ * makes of it) and given a verdict.  User space writes to the same UART
+ * (getty, init, anything on /dev/console): a line without the kernel's
+ * prefix that no record explains is its ("user"), and so is the start of a
+ * line that a kernel line follows without a newline (a prompt).  Records the console skipped are judged
  * once the console is RS_MATCH_WINDOW records past them, or when the guest
  * stops: below the console loglevel, dropped by the kernel (it says so on
  * the console), or missing.
@@ -41,6 +44,7 @@ typedef enum rs_verdict {
     RS_V_NOTICE,        /* the kernel's "** N printk messages dropped **" */
     RS_V_UNCHECKED,     /* no trusted ring to check it against */
     RS_V_OVERWRITTEN,   /* its record was overwritten before it was done */
+    RS_V_USER,          /* not kernel output: user space wrote it */
     /* a ring record that never reached the console */
     RS_V_MISSING,
     RS_V_FILTERED,      /* below the console loglevel */
@@ -65,6 +69,9 @@ typedef struct rs_verdict_info {
     int32_t at, want, got;      /* CORRUPT: offset, bytes (-1: none) */
     uint64_t count;             /* NOTICE: N; MISSING: records (>= 1) */
     int level;                  /* records: level (-1: unread) */
+    bool by_user;               /* TORN: user space's bytes tore it */
+    uint32_t user_at, user_len; /* by_user: those bytes, from the line's
+                                 * first */
 } rs_verdict_info;
 
 typedef void (*rs_report_fn)(void *opaque, const rs_verdict_info *vi);

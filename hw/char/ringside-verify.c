@@ -104,6 +104,11 @@ static void verify_report(void *opaque, const rs_verdict_info *vi)
             n += snprintf(extra + n, sizeof(extra) - n, ",\"seq2\":%" PRIu64,
                           vi->seq2);
         }
+        if (vi->by_user) {
+            n += snprintf(extra + n, sizeof(extra) - n,
+                          ",\"by\":\"user\",\"uat\":%u,\"ulen\":%u",
+                          vi->user_at, vi->user_len);
+        }
         break;
     case RS_V_NOTICE:
         n += snprintf(extra + n, sizeof(extra) - n, ",\"count\":%" PRIu64,
@@ -174,20 +179,21 @@ static void verify_summary(RingsideSerialState *s, const char *reason)
         ",\"torn\":%" PRIu64 ",\"duplicate\":%" PRIu64
         ",\"reordered\":%" PRIu64 ",\"unmatched\":%" PRIu64
         ",\"dropped-notice\":%" PRIu64 ",\"unchecked\":%" PRIu64
-        ",\"overwritten\":%" PRIu64 "},"
+        ",\"overwritten\":%" PRIu64 ",\"user\":%" PRIu64 "},"
         "\"records\":{\"missing\":%" PRIu64 ",\"filtered\":%" PRIu64
         ",\"dropped\":%" PRIu64 "},"
         "\"lat\":{\"n\":%" PRIu64 ",\"min\":%" PRId64 ",\"p50\":%" PRId64
         ",\"p99\":%" PRId64 ",\"max\":%" PRId64 ",\"negative\":%" PRIu64
-        ",\"clock_offset\":%" PRId64 "}}\n",
+        ",\"clock_offset\":%" PRId64 "},\"prefix\":%d}\n",
         RINGSIDE_EVENTS_VERSION, reason,
         ringside_ring_state_names[s->ring_state],
         c[RS_V_OK], c[RS_V_CORRUPT], c[RS_V_TORN], c[RS_V_DUPLICATE],
         c[RS_V_REORDERED], c[RS_V_UNMATCHED], c[RS_V_NOTICE],
-        c[RS_V_UNCHECKED], c[RS_V_OVERWRITTEN], c[RS_V_MISSING],
+        c[RS_V_UNCHECKED], c[RS_V_OVERWRITTEN], c[RS_V_USER], c[RS_V_MISSING],
         c[RS_V_FILTERED],
         c[RS_V_DROPPED], lat.n, lat.min, lat.p50, lat.p99, lat.max,
-        lat.negative, lat.clock_offset);
+        lat.negative, lat.clock_offset,
+        s->match.have_fmt ? s->match.fmt_flags : -1);
     s->verify_dirty = false;
 }
 
@@ -321,8 +327,8 @@ static int verify_post_load(void *opaque, int version_id)
 
 const VMStateDescription vmstate_ringside_verify = {
     .name = "ringside-serial/verify",
-    .version_id = 2,            /* 2: the loglevel inferred per level */
-    .minimum_version_id = 2,
+    .version_id = 3,            /* 3: a counter for user space's lines */
+    .minimum_version_id = 3,
     .needed = verify_needed,
     .post_load = verify_post_load,
     .fields = (VMStateField[]) {

@@ -268,11 +268,149 @@ static void test_unmatched(void)
     ring_push(&r, "one");
     attach_now(&f);
     print_rec(f.qts, 0, "zero");
-    uart_puts(f.qts, "something no record says\r\n");
+    /* the kernel's prefix, but no record says it */
+    uart_puts(f.qts, "[    0.001500] something no record says\r\n");
     print_rec(f.qts, 1, "one");
     v = line_verdicts(&f);
     g_assert_cmpstr(v, ==, "ok unmatched ok");
     g_assert_cmpuint(rs_counter(f.qts, "verdict-unmatched"), ==, 1);
+    fixture_stop(&f);
+}
+
+/*
+ * User space writes to the same UART as the kernel (getty, init, an echo
+ * to /dev/console): lines without the kernel's prefix that no record
+ * explains are its, never a problem.  A line that has lost a byte of its
+ * prefix is still the kernel's, corrupt.
+ */
+static void test_user(void)
+{
+    Fixture f = { 0 };
+    Ring r;
+    g_autofree char *v = NULL;
+    g_autoptr(QDict) sum = NULL;
+    g_autoptr(QDict) e = NULL;
+
+    start_attached(&f, &r, "");
+    ring_push(&r, "zero");
+    ring_push(&r, "one, a longer line than the others");
+    ring_push(&r, "two");
+    attach_now(&f);
+    print_rec(f.qts, 0, "zero");
+    uart_puts(f.qts, "\r\nDebian GNU/Linux 12 guest ttyS0\r\n");
+    uart_puts(f.qts, "[\033[0;32m  OK  \033[0m] Started foo.service.\r\n");
+    uart_puts(f.qts, "cloud-init[123]: Cloud-init v. 22.4.2 running\r\n");
+    uart_puts(f.qts, "[    0.00000] one, a longer line than the others\r\n");
+    print_rec(f.qts, 2, "two");
+    v = line_verdicts(&f);
+    g_assert_cmpstr(v, ==, "ok user user user user corrupt ok");
+    e = line_event(&f, 5);
+    g_assert_cmpint(qdict_get_int(e, "seq"), ==, 1);
+    g_assert_cmpuint(rs_counter(f.qts, "verdict-user"), ==, 4);
+    sum = quit_summary(&f);
+    g_assert_cmpint(sub_int(sum, "lines", "user"), ==, 4);
+    g_assert_cmpint(sub_int(sum, "lines", "unmatched"), ==, 0);
+    g_assert_cmpint(sub_int(sum, "records", "missing"), ==, 0);
+    g_assert_cmpint(qdict_get_int(sum, "prefix"), ==, 1);
+    fixture_stop(&f);
+}
+
+/*
+ * A prompt without a newline, then a kernel line on the same wire line:
+ * the prompt is user space's, the record is judged on its own.
+ */
+static void test_user_prompt(void)
+{
+    static const char prompt[] = "guest login: ";
+    Fixture f = { 0 };
+    Ring r;
+    g_autofree char *v = NULL;
+    g_autoptr(QDict) u = NULL;
+    g_autoptr(QDict) k = NULL;
+
+    start_attached(&f, &r, "");
+    ring_push(&r, "zero");
+    ring_push(&r, "one");
+    ring_push(&r, "two");
+    attach_now(&f);
+    print_rec(f.qts, 0, "zero");                /* bytes 0..20 */
+    uart_puts(f.qts, prompt);
+    print_rec(f.qts, 1, "one");
+    print_rec(f.qts, 2, "two");
+    v = line_verdicts(&f);
+    g_assert_cmpstr(v, ==, "ok user ok ok");
+    u = line_event(&f, 1);
+    g_assert_cmpint(qdict_get_int(u, "first"), ==, 21);
+    g_assert_cmpint(qdict_get_int(u, "last"), ==, 21 + strlen(prompt) - 1);
+    g_assert_cmpint(qdict_get_int(u, "len"), ==, strlen(prompt));
+    k = line_event(&f, 2);
+    g_assert_cmpint(qdict_get_int(k, "seq"), ==, 1);
+    g_assert_cmpint(qdict_get_int(k, "first"), ==, 21 + strlen(prompt));
+    fixture_stop(&f);
+}
+
+/*
+ * User space's bytes inside a kernel line: torn, a problem for the
+ * record, and the event says which bytes were user space's.
+ */
+static void test_user_torn(void)
+{
+    Fixture f = { 0 };
+    Ring r;
+    g_autofree char *v = NULL;
+    g_autoptr(QDict) a = NULL;
+    g_autoptr(QDict) b = NULL;
+    g_autoptr(QDict) sum = NULL;
+
+    start_attached(&f, &r, "");
+    ring_push(&r, "hello world");
+    ring_push(&r, "second line");
+    ring_push(&r, "third");
+    attach_now(&f);
+    /* inserted whole */
+    uart_puts(f.qts, "[    0.001000] hello woUSERrld\r\n");
+    /* the line ends with user space's bytes; the record's rest follows */
+    uart_puts(f.qts, "[    0.002000] second lilogin: \r\n");
+    uart_puts(f.qts, "ne\r\n");
+    print_rec(f.qts, 2, "third");
+    v = line_verdicts(&f);
+    g_assert_cmpstr(v, ==, "torn torn torn ok");
+    a = line_event(&f, 0);
+    g_assert_cmpstr(qdict_get_str(a, "by"), ==, "user");
+    g_assert_cmpint(qdict_get_int(a, "seq"), ==, 0);
+    g_assert_cmpint(qdict_get_int(a, "uat"), ==, 23);
+    g_assert_cmpint(qdict_get_int(a, "ulen"), ==, 4);
+    b = line_event(&f, 1);
+    g_assert_cmpint(qdict_get_int(b, "seq"), ==, 1);
+    g_assert_cmpint(qdict_get_int(b, "uat"), ==, 24);
+    g_assert_cmpint(qdict_get_int(b, "ulen"), ==, 7);
+    sum = quit_summary(&f);
+    g_assert_cmpint(sub_int(sum, "records", "missing"), ==, 0);
+    fixture_stop(&f);
+}
+
+/*
+ * printk.time=0: no prefix tells the kernel's lines from user space's,
+ * so content does, and the summary says the console has no prefix.
+ */
+static void test_user_no_time(void)
+{
+    Fixture f = { 0 };
+    Ring r;
+    g_autofree char *v = NULL;
+    g_autoptr(QDict) sum = NULL;
+
+    start_attached(&f, &r, "");
+    ring_push(&r, "zero");
+    ring_push(&r, "one");
+    attach_now(&f);
+    uart_puts(f.qts, "zero\r\n");
+    uart_puts(f.qts, "guest login: root\r\n");
+    uart_puts(f.qts, "one\r\n");
+    v = line_verdicts(&f);
+    g_assert_cmpstr(v, ==, "ok user ok");
+    sum = quit_summary(&f);
+    g_assert_cmpint(qdict_get_int(sum, "prefix"), ==, 0);
     fixture_stop(&f);
 }
 
@@ -714,6 +852,10 @@ int main(int argc, char **argv)
     qtest_add_func("/ringside-verify/duplicate", test_duplicate);
     qtest_add_func("/ringside-verify/reordered", test_reordered);
     qtest_add_func("/ringside-verify/unmatched", test_unmatched);
+    qtest_add_func("/ringside-verify/user", test_user);
+    qtest_add_func("/ringside-verify/user-prompt", test_user_prompt);
+    qtest_add_func("/ringside-verify/user-torn", test_user_torn);
+    qtest_add_func("/ringside-verify/user-no-time", test_user_no_time);
     qtest_add_func("/ringside-verify/missing", test_missing);
     qtest_add_data_func("/ringside-verify/filtered-inferred", "",
                         test_filtered);
