@@ -120,7 +120,9 @@ static gboolean member_opt(JsonObject *o, const char *name, gint64 min,
 static gboolean parse_line_verdict(JsonObject *o, RsLineVerdict *lv)
 {
     gint64 first, last, vt, len, seq = 0, seq2 = 0, ts = 0, lat = 0,
-           count = 0, at = -1, want = -1, got = -1, fresh = 0;
+           count = 0, at = -1, want = -1, got = -1, fresh = 0, uat = 0,
+           ulen = 0;
+    char by[8] = "";
 
     memset(lv, 0, sizeof(*lv));
     if (!member_str(o, "verdict", lv->verdict, sizeof(lv->verdict)) ||
@@ -136,9 +138,16 @@ static gboolean parse_line_verdict(JsonObject *o, RsLineVerdict *lv)
         !member_opt(o, "count", 0, G_MAXINT64, &count, NULL) ||
         !member_opt(o, "at", 0, G_MAXINT32, &at, NULL) ||
         !member_opt(o, "want", -1, 255, &want, NULL) ||
-        !member_opt(o, "got", -1, 255, &got, NULL)) {
+        !member_opt(o, "got", -1, 255, &got, NULL) ||
+        !member_opt(o, "uat", 0, G_MAXUINT32, &uat, NULL) ||
+        !member_opt(o, "ulen", 0, G_MAXUINT32, &ulen, NULL) ||
+        (json_object_has_member(o, "by") &&
+         (!member_str(o, "by", by, sizeof(by)) || strcmp(by, "user")))) {
         return FALSE;
     }
+    lv->by_user = by[0] != '\0';
+    lv->user_at = uat;
+    lv->user_len = ulen;
     lv->first = first;
     lv->last = last;
     lv->vt_ns = vt;
@@ -461,11 +470,13 @@ static gboolean parse_line(RsEventStream *s, JsonParser *parser,
         if (!member_str(o, "reason", s->summary_reason,
                         sizeof(s->summary_reason)) ||
             !parse_counts(s->summary_counts, o, "lines", "") ||
-            !parse_counts(s->summary_counts, o, "records", "")) {
+            !parse_counts(s->summary_counts, o, "records", "") ||
+            !member_opt(o, "prefix", -1, 7, &n, NULL)) {
             g_set_error(error, RS_ERROR, RS_ERROR_BAD_INPUT,
                         "malformed \"summary\" record");
             return FALSE;
         }
+        s->prefix = json_object_has_member(o, "prefix") ? (int)n : -1;
         s->saw_summary = TRUE;
     } else if (g_str_equal(ev, "handshake")) {
         if (!member_int(o, "note", 0, G_MAXINT64, &n)) {
@@ -545,6 +556,7 @@ RsEventStream *rs_event_stream_new(void)
     s->l1_records = g_array_new(FALSE, FALSE, sizeof(RsRecordVerdict));
     s->l1_summary = g_hash_table_new_full(g_str_hash, g_str_equal, g_free,
                                           g_free);
+    s->prefix = -1;
     return s;
 }
 

@@ -29,7 +29,7 @@ typedef struct {
 typedef struct {
     char verdict[16];   /* ok, corrupt, torn, duplicate, reordered,
                          * unmatched, dropped-notice, unchecked,
-                         * overwritten */
+                         * overwritten, user */
     guint64 first, last;    /* byte indexes */
     gint64 vt_ns;       /* of the last byte */
     guint32 len;
@@ -38,6 +38,8 @@ typedef struct {
     gint64 lat_ns;      /* the device's live estimate */
     gint64 first_vt_ns; /* virtual time of the first byte, -1 unknown */
     gint at, want, got; /* corrupt */
+    gboolean by_user;   /* torn by user space's bytes: */
+    guint32 user_at, user_len;  /* these, from first */
 } RsLineVerdict;
 
 /* A ring record that never reached the console ("record" event). */
@@ -68,6 +70,7 @@ typedef struct {
     char ring_via[16];
     char osrelease[65];
     gboolean saw_summary;   /* the device wrote a "summary" */
+    int prefix;             /* its "prefix": RS_FMT_* bits, -1 unknown */
     char summary_reason[32];
     /* its counts: verdict name ("ok", ..., "filtered") -> gint64 * */
     GHashTable *summary_counts;

@@ -42,6 +42,7 @@ static const struct {
     { "duplicate", "#8b5cf6", "a record printed again", 6 },
     { "reordered", "#c084fc", "out of order", 5 },
     { "dropped-notice", "#d4a90a", "the kernel's own drop notice", 4 },
+    { "user", "#4a90c2", "user space wrote it", 3 },
     { "overwritten", "#7b8494", "record overwritten before checked", 2 },
     { "unchecked", "#b5bcc8", "no ring to check against", 1 },
     { "other", "#404040", "a verdict this ringside does not know", 0 },

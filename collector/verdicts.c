@@ -5,7 +5,7 @@
 
 const char *const rs_line_verdicts[RS_N_LINE_VERDICTS] = {
     "ok", "corrupt", "torn", "duplicate", "reordered", "unmatched",
-    "dropped-notice", "unchecked", "overwritten",
+    "dropped-notice", "unchecked", "overwritten", "user",
 };
 const char *const rs_record_verdicts[RS_N_RECORD_VERDICTS] = {
     "missing", "filtered", "dropped",
@@ -118,6 +118,7 @@ void rs_verdict_report_build(const RsEventStream *s, RsVerdictReport *r)
     }
     /* filtered records are only counted, in the summary */
     r->summary_agrees = s->saw_summary;
+    r->prefix = s->prefix;
     if (s->saw_summary) {
         const gint64 *f = g_hash_table_lookup(s->summary_counts, "filtered");
 
@@ -129,7 +130,8 @@ void rs_verdict_report_build(const RsEventStream *s, RsVerdictReport *r)
             const gint64 *theirs = g_hash_table_lookup(s->summary_counts,
                                                        name);
 
-            if (!theirs || (guint64)*theirs != mine) {
+            /* schema 2 streams before "user" have no such count */
+            if (theirs ? (guint64)*theirs != mine : mine != 0) {
                 r->summary_agrees = FALSE;
             }
         }
@@ -151,6 +153,7 @@ static const char *const line_notes[RS_N_LINE_VERDICTS] = {
     "a record printed after a later one", "no record explains it",
     "the kernel said it dropped records", "no trusted ring to check against",
     "its record was overwritten while it was on the wire",
+    "user space wrote it, not the kernel",
 };
 static const char *const record_notes[RS_N_RECORD_VERDICTS] = {
     "in the ring, never on the console", "below the console loglevel",
@@ -219,9 +222,7 @@ void rs_verdict_report_print(FILE *f, const RsEventStream *s,
          i++) {
         const RsLineVerdict *lv = &g_array_index(s->lines, RsLineVerdict, i);
 
-        if (!strcmp(lv->verdict, "ok") || !strcmp(lv->verdict, "unchecked") ||
-            !strcmp(lv->verdict, "dropped-notice") ||
-            !strcmp(lv->verdict, "overwritten")) {
+        if (!rs_verdict_is_problem(lv->verdict)) {
             continue;
         }
         shown++;
@@ -230,7 +231,11 @@ void rs_verdict_report_print(FILE *f, const RsEventStream *s,
         if (lv->has_seq) {
             fprintf(f, ", seq %" G_GUINT64_FORMAT, lv->seq);
         }
-        if (!strcmp(lv->verdict, "torn")) {
+        if (!strcmp(lv->verdict, "torn") && lv->by_user) {
+            fprintf(f, " torn by user space: bytes %" G_GUINT64_FORMAT
+                    "..%" G_GUINT64_FORMAT, lv->first + lv->user_at,
+                    lv->first + lv->user_at + lv->user_len - 1);
+        } else if (!strcmp(lv->verdict, "torn")) {
             fprintf(f, " with seq %" G_GUINT64_FORMAT, lv->seq2);
         }
         if (!strcmp(lv->verdict, "corrupt")) {
@@ -258,6 +263,12 @@ void rs_verdict_report_print(FILE *f, const RsEventStream *s,
             fprintf(f, " (level %d)", rv->level);
         }
         fputc('\n', f);
+    }
+    if (r->prefix == 0 && r->lines[9]) {
+        fputs("  (the console prints no timestamp: printk.time=0.  Level 0 "
+              "then tells user\n   space's lines from the kernel's by "
+              "content alone, and a kernel line damaged\n   past recognition "
+              "is counted as user space's.  Level 1 does not guess.)\n", f);
     }
     fprintf(f, "verdict: %s", r->problems ? "PROBLEMS" : "clean");
     if (r->problems) {

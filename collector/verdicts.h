@@ -14,7 +14,7 @@
 /* Line verdicts, then record verdicts, in the device's order. */
 extern const char *const rs_line_verdicts[];
 extern const char *const rs_record_verdicts[];
-#define RS_N_LINE_VERDICTS      9
+#define RS_N_LINE_VERDICTS      10
 #define RS_N_RECORD_VERDICTS    3
 
 /* Damaged lines and records listed in detail by the reports, at most. */
@@ -35,6 +35,9 @@ typedef struct {
     guint64 problems;   /* corrupt + torn + duplicate + reordered +
                          * unmatched lines, missing records */
     gboolean summary_agrees;    /* the device's own totals match */
+    /* the console's prefix: RS_FMT_* bits of the lines matched, -1 not
+     * known (the device's summary says) */
+    int prefix;
     /*
      * Latency of ok lines, ns, against the clock offset measured on the
      * last fresh line before each (ringside-match.c); lines before the
