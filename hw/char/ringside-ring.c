@@ -332,11 +332,22 @@ static rs_rec_status absent(const rs_ring *r, uint64_t seq, rs_record *rec)
  * Locate the data of a finalized record as get_data() does. Returns NULL
  * and sets *off and *size on success, else a reason. NO_LPOS / FAILED_LPOS are
  * handled by the caller.
+ *
+ * Two placement rules, both accepted without knowing the kernel version.
+ * Up to 6.18 a block whose end falls exactly on a wrap boundary is moved to
+ * index 0 of the next wrap; from 6.19 (67e1b0052f6b) it stays where it is,
+ * and a block is in place when begin and next - 1 share a wrap. The rules
+ * never give the same lpos pair two meanings: an old kernel never leaves a
+ * block in place with next on a boundary, and a block moved to index 0
+ * never has next on a boundary (its size would be 0).
+ * lpos arithmetic wraps at 2^64 as in the kernel, whose first wrap after
+ * boot is the last one before 0: there an in-place block may end at next 0.
  */
 static const char *locate_block(const rs_ring *r, uint64_t begin,
                                 uint64_t next, uint64_t *off, uint64_t *size)
 {
     uint64_t mask = r->data_size - 1;
+    uint64_t len = next - begin;
     unsigned sb = r->size_bits;
 
     if ((begin & 1) || (next & 1)) {
@@ -345,9 +356,9 @@ static const char *locate_block(const rs_ring *r, uint64_t begin,
     if ((begin & 7) || (next & 7)) {
         return "lpos not 8-aligned";
     }
-    if (begin >> sb == next >> sb && begin < next) {
+    if (begin >> sb == (next - 1) >> sb && len != 0 && len <= r->data_size) {
         *off = begin & mask;
-        *size = next - begin;
+        *size = len;
     } else if ((begin + r->data_size) >> sb == next >> sb) {
         /* wrapping block: the data is at index 0 of next's wrap */
         *off = 0;

@@ -13,7 +13,9 @@
  *  - descriptor/info index = id or seq & (2^count_bits - 1).
  *  - data block = 8-byte id + text, 8-aligned; DATA_INDEX(lpos) = lpos &
  *    (2^size_bits - 1), DATA_WRAPS(lpos) = lpos >> size_bits; a block whose
- *    begin and next are in different wraps has its data at index 0.
+ *    begin and next are in different wraps has its data at index 0. From
+ *    6.19 a block may end exactly at the ring end without wrapping (begin
+ *    and next - 1 in the same wrap); both rules are read.
  *    lpos (1,1) FAILED_LPOS = data lost, (3,3) NO_LPOS = empty text.
  *  - printk_info: facility is the byte at text_len + 2, the byte at
  *    text_len + 3 holds flags (bits 0-4) and level (bits 5-7); neither is

@@ -140,6 +140,7 @@ typedef struct Opts {
     unsigned cb, sb;    /* count_bits, size_bits */
     const rs_layout *lay;
     uint64_t sme_bit;   /* set in every page-table entry and sme_mask */
+    bool wrap619;       /* 6.19 placement: a block may end at the ring end */
 } Opts;
 
 typedef struct Shadow {
@@ -457,9 +458,14 @@ static uint64_t push(T *t, const char *text, size_t len, const Push *p)
         if (p->failed || size > t->dsize - 8) {
             begin = next = 1;
         } else {
+            bool wraps;
+
             begin = t->head_lpos;
             next = begin + size;
-            if (begin / t->dsize != next / t->dsize) {
+            /* before 6.19 a block ending exactly at the ring end wraps too */
+            wraps = begin / t->dsize !=
+                    (t->o.wrap619 ? next - 1 : next) / t->dsize;
+            if (wraps) {
                 next = (next & ~(t->dsize - 1)) + size;
             }
             while (next - t->tail_lpos > t->dsize) {
@@ -470,7 +476,7 @@ static uint64_t push(T *t, const char *text, size_t len, const Push *p)
             t->head_lpos = next;
             i0 = begin & (t->dsize - 1);
             w64(t, t->data + i0, id);
-            if (begin / t->dsize != next / t->dsize) {
+            if (wraps) {
                 i0 = 0;
                 w64(t, t->data, id);
             }
@@ -1248,6 +1254,123 @@ static void test_ring_wrap(void)
     t_free(&t);
 }
 
+/* text of n bytes whose data block is n + 8 bytes (n a multiple of 8) */
+static uint64_t push_block(T *t, char c, size_t n)
+{
+    char txt[256];
+
+    g_assert_cmpuint(n, <, sizeof(txt));
+    memset(txt, c, n);
+    return push(t, txt, n, NULL);
+}
+
+static void check_fill(T *t, uint64_t seq, char c, size_t n)
+{
+    char want[256];
+
+    memset(want, c, n);
+    want[n] = '\0';
+    check_text(t, seq, want);
+}
+
+/*
+ * Up to 6.18 a block that would end exactly at the end of the data ring
+ * still wraps: its data goes to index 0 of the next wrap and the bytes up
+ * to the end are left unused, which here pushes the two older blocks out.
+ */
+static void test_ring_wrap_exact_old(void)
+{
+    T t;
+    Opts o = { .cb = 5, .sb = 7 };      /* 128-byte data ring */
+    rs_record rec;
+    char buf[256];
+    uint64_t s0, s1, s2;
+
+    t_setup(&t, &o);
+    t_open(&t);
+    /* the first wrap is the last before lpos overflows: [-128, 0) */
+    s0 = push_block(&t, 'a', 32);       /* [-128, -88) */
+    s1 = push_block(&t, 'b', 32);       /* [-88, -48) */
+    s2 = push_block(&t, 'c', 40);       /* 48 bytes, would end at 0 */
+    g_assert_cmpint(rd(&t, s2, &rec, buf, sizeof(buf)), ==, RS_REC_OK);
+    g_assert_cmpuint(rec.lpos_begin, ==, 0 - 48ull);
+    g_assert_cmpuint(rec.lpos_next, ==, 48);
+    check_fill(&t, s2, 'c', 40);
+    g_assert_cmpint(rd(&t, s0, &rec, buf, sizeof(buf)), ==, RS_REC_NODATA);
+    g_assert_cmpint(rd(&t, s1, &rec, buf, sizeof(buf)), ==, RS_REC_NODATA);
+
+    /* and in a later wrap, away from the overflow: [64, 128) wraps too */
+    push_block(&t, 'd', 8);             /* [48, 64) */
+    s0 = push_block(&t, 'e', 56);       /* 64 bytes: [128, 192) */
+    g_assert_cmpint(rd(&t, s0, &rec, buf, sizeof(buf)), ==, RS_REC_OK);
+    g_assert_cmpuint(rec.lpos_begin, ==, 64);
+    g_assert_cmpuint(rec.lpos_next, ==, 128 + 64);
+    check_fill(&t, s0, 'e', 56);
+    t_free(&t);
+}
+
+/*
+ * From 6.19 (67e1b0052f6b) such a block stays in place and ends on the
+ * boundary: in the first wrap its next lpos is 0, later a multiple of the
+ * ring size. A reader that compares the wraps of begin and next takes
+ * these for wrapped blocks of size 0.
+ */
+static void test_ring_wrap_exact_619(void)
+{
+    T t;
+    Opts o = { .cb = 5, .sb = 7, .wrap619 = true };
+    rs_record rec;
+    char buf[256], want[64];
+    uint64_t s0, s1, s2, s3, s, i, seq;
+    unsigned exact = 0;
+
+    t_setup(&t, &o);
+    t_open(&t);
+    s0 = push_block(&t, 'a', 32);
+    s1 = push_block(&t, 'b', 32);
+    s2 = push_block(&t, 'c', 40);       /* [-48, 0): fills the ring */
+    g_assert_cmpint(rd(&t, s2, &rec, buf, sizeof(buf)), ==, RS_REC_OK);
+    g_assert_cmpuint(rec.lpos_begin, ==, 0 - 48ull);
+    g_assert_cmpuint(rec.lpos_next, ==, 0);
+    check_fill(&t, s0, 'a', 32);        /* nothing was pushed out */
+    check_fill(&t, s1, 'b', 32);
+    check_fill(&t, s2, 'c', 40);
+    g_assert_cmpint(rs_ring_next_seq(&t.r, &s), ==, RS_OK);
+    g_assert_cmpuint(s, ==, s2 + 1);
+
+    push_block(&t, 'd', 56);            /* [0, 64) */
+    s3 = push_block(&t, 'e', 56);       /* [64, 128): ends on the boundary */
+    g_assert_cmpint(rd(&t, s3, &rec, buf, sizeof(buf)), ==, RS_REC_OK);
+    g_assert_cmpuint(rec.lpos_begin, ==, 64);
+    g_assert_cmpuint(rec.lpos_next, ==, 128);
+    check_fill(&t, s3, 'e', 56);
+    check_fill(&t, s3 - 1, 'd', 56);
+
+    /* a block that does not fit still wraps the same way as before */
+    s = push_block(&t, 'f', 48);        /* [128, 184) */
+    s = push_block(&t, 'g', 72);        /* 80 bytes: [256, 336) */
+    g_assert_cmpint(rd(&t, s, &rec, buf, sizeof(buf)), ==, RS_REC_OK);
+    g_assert_cmpuint(rec.lpos_begin, ==, 184);
+    g_assert_cmpuint(rec.lpos_next, ==, 256 + 80);
+    check_fill(&t, s, 'g', 72);
+
+    /* a long run of mixed sizes: every record reads back */
+    for (i = 0; i < 200; i++) {
+        snprintf(want, sizeof(want), "m%llu %.*s", (unsigned long long)i,
+                 (int)(i * 7 % 41), "abcdefghijklmnopqrstuvwxyz0123456789ABCDE");
+        seq = pushs(&t, want);
+        check_text(&t, seq, want);
+        g_assert_cmpint(rd(&t, seq, &rec, buf, sizeof(buf)), ==, RS_REC_OK);
+        if ((rec.lpos_next & 127) == 0) {
+            exact++;
+        }
+        g_assert_cmpint(rs_ring_next_seq(&t.r, &s), ==, RS_OK);
+        g_assert_cmpuint(s, ==, seq + 1);
+    }
+    g_assert_cmpuint(exact, >, 0);
+    t_free(&t);
+}
+
 static void test_ring_dataless(void)
 {
     T t;
@@ -1626,9 +1749,22 @@ static void test_ring_hostile_blocks(void)
     w64(&t, lp, b);
     w64(&t, lp + 8, n);
     corrupt_and_expect(&t, 1, RS_REC_OK, NULL);
-    /* wrapped block ending exactly at a wrap start: size 0 */
+    /* next on the end of begin's wrap: a 6.19 block left in place */
     w64(&t, lp + 8, (b | (t.dsize - 1)) + 1);
-    corrupt_and_expect(&t, 1, RS_REC_BAD, "smaller than its id");
+    corrupt_and_expect(&t, 1, RS_REC_OK, NULL);
+    /* ... but not on the end of the wrap after: size 0 at index 0 */
+    w64(&t, lp + 8, (b | (t.dsize - 1)) + 1 + t.dsize);
+    corrupt_and_expect(&t, 1, RS_REC_BAD, "illegal lpos");
+    /* next == begin + ring size: as long as the whole ring */
+    w64(&t, lp + 8, b + t.dsize);
+    corrupt_and_expect(&t, 1, RS_REC_BAD, NULL);
+    /* b is in the last wrap before lpos overflows, so its wrap ends at
+     * next 0; next 0 with begin in wrap 0 is no block at all */
+    g_assert_cmpuint((b | (t.dsize - 1)) + 1, ==, 0);
+    w64(&t, lp, 16);
+    w64(&t, lp + 8, 0);
+    corrupt_and_expect(&t, 1, RS_REC_BAD, "illegal lpos");
+    w64(&t, lp, b);
     w64(&t, lp + 8, n);
     /* the id readable, the text not */
     t.f.hole_lo = tpa(&t, t.data + (b & (t.dsize - 1)) + 8);
@@ -2009,6 +2145,8 @@ int main(int argc, char **argv)
     g_test_add_func("/ring/xlate/hostile", test_xlate_hostile);
     g_test_add_func("/ring/read/simple", test_ring_simple);
     g_test_add_func("/ring/read/wrap", test_ring_wrap);
+    g_test_add_func("/ring/read/wrap-exact-old", test_ring_wrap_exact_old);
+    g_test_add_func("/ring/read/wrap-exact-619", test_ring_wrap_exact_619);
     g_test_add_func("/ring/read/dataless", test_ring_dataless);
     g_test_add_func("/ring/read/reusable", test_ring_reusable);
     g_test_add_func("/ring/read/overwritten", test_ring_overwritten);
