@@ -448,6 +448,7 @@ rs_rec_status rs_ring_read(const rs_ring *r, uint64_t seq, rs_record *rec,
     rec->text_len = rs_le16(tl);
     rec->facility = tl[2];
     rec->flags = tl[3] & 0x1f;
+    rec->force_con = (rec->flags & RS_LOG_FORCE_CON) != 0;
     rec->level = tl[3] >> 5;
     copy_str(rec->subsystem, sizeof(rec->subsystem),
              di + l->devinfo_subsystem, l->subsystem_len);

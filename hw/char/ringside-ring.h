@@ -109,6 +109,15 @@ typedef enum rs_rec_status {
 
 const char *rs_rec_status_name(rs_rec_status st);
 
+/*
+ * printk_info.flags bits (enum printk_info_flags). 6.1 and 6.12 define only
+ * NEWLINE and CONT; FORCE_CON came with 6.13 (ed76c07c6885) for records
+ * the console prints whatever its loglevel (sysrq output, for one).
+ */
+#define RS_LOG_FORCE_CON    1u  /* 6.13+: printed regardless of loglevel */
+#define RS_LOG_NEWLINE      2u  /* the text ended with a newline */
+#define RS_LOG_CONT         8u  /* a fragment of a continuation line */
+
 #define RS_SUBSYS_MAX   48
 #define RS_DEVICE_MAX   64
 
@@ -117,7 +126,8 @@ typedef struct rs_record {
     uint64_t ts_nsec;
     uint64_t id;                /* descriptor id */
     uint32_t caller_id;         /* bit 31: CPU number, else task pid */
-    uint8_t level, facility, flags;
+    uint8_t level, facility, flags;    /* flags: RS_LOG_* */
+    bool force_con;             /* flags & RS_LOG_FORCE_CON */
     uint16_t text_len;          /* length stored in the ring */
     size_t text_copied;         /* bytes copied into text */
     bool truncated;             /* text_len > caller's capacity */
@@ -231,12 +241,26 @@ static inline void rs_levels_printed(uint64_t *first_seq, int level,
 }
 
 /*
+ * rs_levels_printed() for a record with printk_info flags: a record the
+ * kernel forced to the console (RS_LOG_FORCE_CON) says nothing about the
+ * console loglevel, so it is not counted.
+ */
+static inline void rs_levels_printed_flags(uint64_t *first_seq, int level,
+                                           unsigned flags, uint64_t seq)
+{
+    if (!(flags & RS_LOG_FORCE_CON)) {
+        rs_levels_printed(first_seq, level, seq);
+    }
+}
+
+/*
  * Did the console print nothing of record seq at level?  loglevel > 0 is
  * the guest's console_loglevel; 0 infers it: seq was printable if the
  * console printed a record at that level or a more verbose one before it.
  * Judging by what came before, not by all printed so far, matters: panic()
  * makes the console verbose, and debug records it then prints do not make
- * those it rightly skipped earlier missing.
+ * those it rightly skipped earlier missing. Blind to RS_LOG_FORCE_CON: use
+ * the _flags variants below where the record's flags are known.
  */
 static inline bool rs_console_filtered(int loglevel, const uint64_t *first_seq,
                                        int level, uint64_t seq)
@@ -252,6 +276,21 @@ static inline bool rs_console_filtered(int loglevel, const uint64_t *first_seq,
         }
     }
     return true;
+}
+
+/*
+ * rs_console_filtered() for a record with printk_info flags (rs_record
+ * .flags): a RS_LOG_FORCE_CON record is never filtered, whatever the level.
+ */
+static inline bool rs_console_filtered_flags(int loglevel,
+                                             const uint64_t *first_seq,
+                                             int level, unsigned flags,
+                                             uint64_t seq)
+{
+    if (flags & RS_LOG_FORCE_CON) {
+        return false;
+    }
+    return rs_console_filtered(loglevel, first_seq, level, seq);
 }
 
 /*

@@ -1371,6 +1371,76 @@ static void test_ring_wrap_exact_619(void)
     t_free(&t);
 }
 
+/* printk_info.flags: FORCE_CON (6.13+) next to the older bits */
+static void test_ring_flags(void)
+{
+    static const struct {
+        uint8_t flags, level;
+        bool force;
+    } cases[] = {
+        { RS_LOG_FORCE_CON | RS_LOG_NEWLINE, 7, true },
+        { RS_LOG_FORCE_CON, 0, true },
+        { RS_LOG_NEWLINE, 7, false },
+        { RS_LOG_CONT, 6, false },
+        { RS_LOG_CONT | RS_LOG_NEWLINE | 0x10, 5, false },
+    };
+    T t;
+    Opts o = { 0 };
+    rs_record rec;
+    char buf[64];
+    size_t i;
+
+    t_setup(&t, &o);
+    t_open(&t);
+    for (i = 0; i < G_N_ELEMENTS(cases); i++) {
+        Push p = { .flags = cases[i].flags, .level = cases[i].level };
+        uint64_t seq = push(&t, "sysrq: Show Memory", 18, &p);
+
+        g_assert_cmpint(rd(&t, seq, &rec, buf, sizeof(buf)), ==, RS_REC_OK);
+        g_assert_cmpuint(rec.flags, ==, cases[i].flags);
+        g_assert_cmpuint(rec.level, ==, cases[i].level);
+        g_assert_cmpint(rec.force_con, ==, cases[i].force);
+    }
+    t_free(&t);
+}
+
+static void test_console_filter(void)
+{
+    uint64_t first[RS_LEVELS];
+
+    /* a known console loglevel: 4 prints levels 0-3 */
+    g_assert_true(rs_console_filtered(4, NULL, 7, 10));
+    g_assert_false(rs_console_filtered(4, NULL, 3, 10));
+    g_assert_true(rs_console_filtered_flags(4, NULL, 7, 0, 10));
+    g_assert_true(rs_console_filtered_flags(4, NULL, 4, RS_LOG_NEWLINE, 10));
+    g_assert_false(rs_console_filtered_flags(4, NULL, 7, RS_LOG_FORCE_CON,
+                                             10));
+    g_assert_false(rs_console_filtered_flags(4, NULL, 3, 0, 10));
+
+    /* inferred: a level-4 record printed at seq 3 */
+    rs_levels_reset(first);
+    rs_levels_printed_flags(first, 4, RS_LOG_NEWLINE, 3);
+    g_assert_cmpuint(first[4], ==, 3);
+    g_assert_false(rs_console_filtered_flags(0, first, 4, 0, 9));
+    g_assert_false(rs_console_filtered_flags(0, first, 2, 0, 9));
+    g_assert_true(rs_console_filtered_flags(0, first, 6, 0, 9));
+    g_assert_true(rs_console_filtered_flags(0, first, 4, 0, 2));
+    /* a forced info record on the console at seq 5 is no sign that the
+     * console prints level 6: a later unforced one is still filtered */
+    rs_levels_printed_flags(first, 6, RS_LOG_FORCE_CON | RS_LOG_NEWLINE, 5);
+    g_assert_cmpuint(first[6], ==, UINT64_MAX);
+    g_assert_true(rs_console_filtered_flags(0, first, 6, 0, 9));
+    g_assert_false(rs_console_filtered_flags(0, first, 6, RS_LOG_FORCE_CON,
+                                             9));
+    /* counted the old way it would have been */
+    rs_levels_printed(first, 6, 5);
+    g_assert_false(rs_console_filtered(0, first, 6, 9));
+    /* out-of-range levels are ignored */
+    rs_levels_printed_flags(first, RS_LEVELS, 0, 1);
+    rs_levels_printed_flags(first, -1, 0, 1);
+    g_assert_cmpuint(first[0], ==, UINT64_MAX);
+}
+
 static void test_ring_dataless(void)
 {
     T t;
@@ -2147,6 +2217,8 @@ int main(int argc, char **argv)
     g_test_add_func("/ring/read/wrap", test_ring_wrap);
     g_test_add_func("/ring/read/wrap-exact-old", test_ring_wrap_exact_old);
     g_test_add_func("/ring/read/wrap-exact-619", test_ring_wrap_exact_619);
+    g_test_add_func("/ring/read/flags", test_ring_flags);
+    g_test_add_func("/ring/console/filter", test_console_filter);
     g_test_add_func("/ring/read/dataless", test_ring_dataless);
     g_test_add_func("/ring/read/reusable", test_ring_reusable);
     g_test_add_func("/ring/read/overwritten", test_ring_overwritten);
