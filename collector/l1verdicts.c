@@ -79,6 +79,7 @@ void rs_l1_report_build(const RsEventStream *s, RsL1Report *r)
         r->records[5] = summary_count(s, "record-", "filtered", &found);
         r->takeovers = summary_count(s, "", "takeovers", &found);
         r->unattributed = summary_count(s, "", "unattributed", &found);
+        r->user = summary_count(s, "", "user", &found);
         for (k = 0; k < RS_N_BRACKET_VERDICTS; k++) {
             if (summary_count(s, "bracket-", rs_bracket_verdicts[k],
                               &found) != r->brackets[k] || !found) {
@@ -137,7 +138,8 @@ void rs_l1_report_print(FILE *f, const RsEventStream *s, const RsL1Report *r)
                 k && r->records[k] ? record_notes[k] : "");
     }
     fprintf(f, "  takeovers %16" G_GUINT64_FORMAT "  unattributed bytes %"
-            G_GUINT64_FORMAT "\n", r->takeovers, r->unattributed);
+            G_GUINT64_FORMAT " (user space's lines %" G_GUINT64_FORMAT ")\n",
+            r->takeovers, r->unattributed, r->user);
     for (i = 0, shown = 0; i < s->brackets->len && shown < RS_DETAIL_MAX;
          i++) {
         const RsBracket *b = &g_array_index(s->brackets, RsBracket, i);
@@ -214,8 +216,8 @@ void rs_l1_report_print_json(FILE *f, const RsL1Report *r)
                 rs_l1_record_verdicts[k], r->records[k]);
     }
     fprintf(f, "},\"takeovers\":%" G_GUINT64_FORMAT ",\"unattributed\":%"
-            G_GUINT64_FORMAT ",\"cpus\":%u,\"summary_agrees\":%s,"
-            "\"problems\":%" G_GUINT64_FORMAT "}", r->takeovers,
-            r->unattributed, r->cpus, r->summary_agrees ? "true" : "false",
-            r->problems);
+            G_GUINT64_FORMAT ",\"user\":%" G_GUINT64_FORMAT ",\"cpus\":%u,"
+            "\"summary_agrees\":%s,\"problems\":%" G_GUINT64_FORMAT "}",
+            r->takeovers, r->unattributed, r->user, r->cpus,
+            r->summary_agrees ? "true" : "false", r->problems);
 }

@@ -21,6 +21,7 @@ typedef struct {
     guint64 brackets[RS_N_BRACKET_VERDICTS];
     guint64 records[RS_N_L1_RECORD_VERDICTS];
     guint64 takeovers, unattributed;
+    guint64 user;       /* lines of bytes outside any bracket */
     guint cpus;             /* vCPUs that wrote records */
     gboolean summary_agrees;
     /* torn, corrupt and bogus brackets; missing, cut, damaged and

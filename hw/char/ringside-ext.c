@@ -287,12 +287,14 @@ void ringside_ext_finish(RingsideSerialState *s)
         "\"records\":{\"delivered\":%" PRIu64 ",\"missing\":%" PRIu64
         ",\"cut\":%" PRIu64 ",\"damaged\":%" PRIu64 ",\"dropped\":%" PRIu64
         ",\"filtered\":%" PRIu64 ",\"duplicate\":%" PRIu64 "},"
-        "\"takeovers\":%" PRIu64 ",\"unattributed\":%" PRIu64 "}\n",
+        "\"takeovers\":%" PRIu64 ",\"unattributed\":%" PRIu64
+        ",\"user\":%" PRIu64 "}\n",
         RINGSIDE_EVENTS_VERSION, b[RS_B_OK], b[RS_B_TORN], b[RS_B_CUT],
         b[RS_B_CORRUPT], b[RS_B_NOTICE], b[RS_B_OVERWRITTEN], b[RS_B_BOGUS],
         b[RS_B_UNCHECKED], r[RS_R_DELIVERED], r[RS_R_MISSING], r[RS_R_CUT],
         r[RS_R_DAMAGED], r[RS_R_DROPPED], r[RS_R_FILTERED],
-        r[RS_R_DUPLICATE], s->l1.takeovers, s->l1.unattributed);
+        r[RS_R_DUPLICATE], s->l1.takeovers, s->l1.unattributed,
+        s->l1.user_lines);
 }
 
 void ringside_ext_reset(RingsideSerialState *s)
@@ -364,6 +366,8 @@ void ringside_ext_add_props(Object *obj)
                                    OBJ_PROP_FLAG_READ);
     object_property_add_uint64_ptr(obj, "l1-unattributed",
                                    &s->l1.unattributed, OBJ_PROP_FLAG_READ);
+    object_property_add_uint64_ptr(obj, "l1-user", &s->l1.user_lines,
+                                   OBJ_PROP_FLAG_READ);
     object_property_add_bool(obj, "announced", ext_get_announced, NULL);
 }
 
@@ -421,8 +425,8 @@ static const VMStateDescription vmstate_rs_l1_frame = {
 
 const VMStateDescription vmstate_ringside_ext = {
     .name = "ringside-serial/ext",
-    .version_id = 2,            /* 2: the loglevel inferred per level */
-    .minimum_version_id = 2,
+    .version_id = 3,            /* 3: user space's lines counted */
+    .minimum_version_id = 3,
     .needed = ext_needed,
     .post_load = ext_post_load,
     .fields = (VMStateField[]) {
@@ -450,6 +454,8 @@ const VMStateDescription vmstate_ringside_ext = {
         VMSTATE_UINT64_ARRAY(L(records), RingsideSerialState, RS_R_COUNT),
         VMSTATE_UINT64(L(takeovers), RingsideSerialState),
         VMSTATE_UINT64(L(unattributed), RingsideSerialState),
+        VMSTATE_UINT64(L(user_lines), RingsideSerialState),
+        VMSTATE_BOOL(L(user_open), RingsideSerialState),
         VMSTATE_END_OF_LIST()
     }
 };

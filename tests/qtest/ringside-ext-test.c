@@ -155,6 +155,43 @@ static void test_ok(void)
 }
 
 /* A writer interrupted on its CPU, the record reprinted by the nested one */
+/*
+ * Bytes outside any bracket are user space's: its lines are counted as
+ * level 0 judges them, a prompt's line ending where a record begins.
+ * Level 0 agrees on the same bytes.
+ */
+static void test_user_lines(void)
+{
+    Fixture f = { 0 };
+    Ring r;
+    g_autoptr(QDict) sum = NULL;
+    g_autoptr(GPtrArray) sums0 = NULL;
+    QDict *sum0;
+
+    start_announced(&f, &r);
+    ring_push(&r, "a record");
+    ring_push(&r, "another");
+    ring_push(&r, "the last one");
+    bracket(f.qts, 0, "a record");
+    uart_puts(f.qts, "Debian GNU/Linux 12 guest ttyS0\r\n\r\n");
+    uart_puts(f.qts, "guest login: ");
+    bracket(f.qts, 1, "another");
+    uart_puts(f.qts, "[  OK  ] Started foo.service.\r\n");
+    bracket(f.qts, 2, "the last one");
+    uart_puts(f.qts, "# ");
+    g_assert_cmpuint(rs_counter(f.qts, "l1-user"), ==, 4);
+    g_assert_cmpuint(rs_counter(f.qts, "verdict-user"), ==, 4);
+    sum = quit_event(&f, "l1-summary");
+    g_assert_cmpint(qdict_get_int(sum, "user"), ==, 5);
+    g_assert_cmpint(sub_int(sum, "brackets", "ok"), ==, 3);
+    sums0 = events_of(f.events, "summary");
+    g_assert_cmpuint(sums0->len, ==, 1);
+    sum0 = sums0->pdata[0];
+    g_assert_cmpint(sub_int(sum0, "lines", "user"), ==, 5);
+    g_assert_cmpint(sub_int(sum0, "lines", "ok"), ==, 3);
+    fixture_stop(&f);
+}
+
 static void test_nested_takeover(void)
 {
     Fixture f = { 0 };
@@ -410,6 +447,7 @@ int main(int argc, char **argv)
     g_test_init(&argc, &argv, NULL);
     qtest_add_func("/ringside-ext/discovery", test_discovery);
     qtest_add_func("/ringside-ext/ok", test_ok);
+    qtest_add_func("/ringside-ext/user-lines", test_user_lines);
     qtest_add_func("/ringside-ext/nested-takeover", test_nested_takeover);
     qtest_add_func("/ringside-ext/skipped", test_skipped);
     qtest_add_func("/ringside-ext/verbose-later", test_verbose_later);
