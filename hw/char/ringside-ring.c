@@ -730,20 +730,116 @@ size_t rs_format(const rs_record *rec, unsigned flags, size_t limit,
     return o.len;
 }
 
-bool rs_parse_dropped_notice(const uint8_t *p, size_t n, uint64_t *count)
-{
-    static const char head[] = "** ", tail[] = " printk messages dropped **";
-    size_t i = sizeof(head) - 1, d = 0;
-    uint64_t v = 0;
+/* ---- console lines that are not records ------------------------------- */
 
-    if (n < sizeof(head) - 1 + sizeof(tail) || memcmp(p, head, i)) {
+/* Does p[*i..n) start with the string s?  Advances *i past it if so. */
+static bool eat(const uint8_t *p, size_t n, size_t *i, const char *s)
+{
+    size_t l = strlen(s);
+
+    if (n - *i < l || memcmp(p + *i, s, l)) {
         return false;
     }
-    for (; i < n && p[i] >= '0' && p[i] <= '9' && d < 19; i++, d++) {
-        v = v * 10 + (p[i] - '0');
+    *i += l;
+    return true;
+}
+
+/*
+ * A decimal number as printf prints it: an optional '-' when neg is set,
+ * then "0" or digits not starting with 0, at most 20 of them, no overflow.
+ * *v gets the magnitude, *minus the sign.
+ */
+static bool eat_num(const uint8_t *p, size_t n, size_t *i, bool neg,
+                    uint64_t *v, bool *minus)
+{
+    size_t j = *i, d = 0;
+    uint64_t x = 0;
+
+    *minus = neg && j < n && p[j] == '-';
+    if (*minus) {
+        j++;
     }
-    if (!d || n - i != sizeof(tail) - 1 ||
-        memcmp(p + i, tail, sizeof(tail) - 1)) {
+    if (j < n && p[j] == '0' && j + 1 < n && p[j + 1] >= '0' &&
+        p[j + 1] <= '9') {
+        return false;
+    }
+    for (; j < n && p[j] >= '0' && p[j] <= '9'; j++, d++) {
+        unsigned c = p[j] - '0';
+
+        if (d >= 20 || x > (UINT64_MAX - c) / 10) {
+            return false;
+        }
+        x = x * 10 + c;
+    }
+    if (!d) {
+        return false;
+    }
+    *i = j;
+    *v = x;
+    return true;
+}
+
+rs_console_notice rs_parse_console_notice(const uint8_t *p, size_t n,
+                                          uint64_t *count)
+{
+    uint64_t v = 0, unused;
+    size_t i = 0;
+    bool minus;
+
+    if (count) {
+        *count = 0;
+    }
+    if (!p) {
+        return RS_NOTICE_NONE;
+    }
+    if (eat(p, n, &i, "** ")) {
+        size_t at = i;
+
+        if (eat(p, n, &i, "replaying previous printk message **") &&
+            i == n) {
+            return RS_NOTICE_REPLAYING;
+        }
+        i = at;
+        /* %lu: the kernel prints it only when non-zero */
+        if (eat_num(p, n, &i, false, &v, &minus) && v &&
+            eat(p, n, &i, " printk messages dropped **") && i == n) {
+            if (count) {
+                *count = v;
+            }
+            return RS_NOTICE_DROPPED;
+        }
+        return RS_NOTICE_NONE;
+    }
+    if (eat(p, n, &i, "perf: interrupt took too long (") &&
+        eat_num(p, n, &i, true, &unused, &minus) &&
+        eat(p, n, &i, " > ") &&
+        eat_num(p, n, &i, true, &unused, &minus) &&
+        eat(p, n, &i, "), lowering kernel.perf_event_max_sample_rate to ") &&
+        eat_num(p, n, &i, true, &v, &minus) && i == n) {
+        if (count && !minus) {
+            *count = v;
+        }
+        return RS_NOTICE_PERF_EARLY;
+    }
+    return RS_NOTICE_NONE;
+}
+
+const char *rs_console_notice_name(rs_console_notice k)
+{
+    switch (k) {
+    case RS_NOTICE_NONE:        return "none";
+    case RS_NOTICE_DROPPED:     return "dropped";
+    case RS_NOTICE_REPLAYING:   return "replaying";
+    case RS_NOTICE_PERF_EARLY:  return "perf-early";
+    default:                    return "?";
+    }
+}
+
+bool rs_parse_dropped_notice(const uint8_t *p, size_t n, uint64_t *count)
+{
+    uint64_t v;
+
+    if (rs_parse_console_notice(p, n, &v) != RS_NOTICE_DROPPED) {
         return false;
     }
     *count = v;

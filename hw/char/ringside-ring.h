@@ -294,8 +294,51 @@ static inline bool rs_console_filtered_flags(int loglevel,
 }
 
 /*
+ * Lines the kernel writes to a console that are not ring records. None has
+ * a console prefix ("[ts] "), with any printk.time or console_msg_format.
+ */
+typedef enum rs_console_notice {
+    RS_NOTICE_NONE = 0,     /* none of those below */
+    /*
+     * "** %lu printk messages dropped **": records the console skipped
+     * because they were overwritten first (6.1: printk.c:1971; 6.12:
+     * printk.c:2895, written with the next record, or alone by an nbcon
+     * console when that record is below the loglevel). *count = N.
+     */
+    RS_NOTICE_DROPPED,
+    /*
+     * "** replaying previous printk message **": an nbcon console took
+     * over from a context that had started the same record and prints it
+     * again whole, after this line (6.12: printk.c:2906, nbcon.c:1018; on
+     * RT kernels and on nbcon drivers from 7.3 [expected]). *count = 0.
+     */
+    RS_NOTICE_REPLAYING,
+    /*
+     * "perf: interrupt took too long (A > B), lowering
+     * kernel.perf_event_max_sample_rate to N": written by early_printk()
+     * straight to the early console, no prefix, when booted with
+     * earlyprintk= (kernel/events/core.c; the same text is also a record).
+     * *count = N (0 if negative).
+     */
+    RS_NOTICE_PERF_EARLY,
+} rs_console_notice;
+
+/*
+ * Classify the console line p[0..n), given without its line ending (the
+ * "\r\n" the 8250 writes). count may be NULL; *count is set for every
+ * result (0 unless stated above). The match is exact, as the kernel
+ * formats the line: digits without leading zeros, no padding.
+ */
+rs_console_notice rs_parse_console_notice(const uint8_t *p, size_t n,
+                                          uint64_t *count);
+
+/* "none", "dropped", "replaying", "perf-early"; "?" for other values. */
+const char *rs_console_notice_name(rs_console_notice k);
+
+/*
  * Is p[0..n) the console's "** N printk messages dropped **" line (without
- * its newline)?  Sets *count to N.
+ * its newline)?  Sets *count to N. Same as rs_parse_console_notice() ==
+ * RS_NOTICE_DROPPED.
  */
 bool rs_parse_dropped_notice(const uint8_t *p, size_t n, uint64_t *count);
 

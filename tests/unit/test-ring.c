@@ -2191,6 +2191,98 @@ static void test_format_ring(void)
     t_free(&t);
 }
 
+static rs_console_notice notice(const char *line, uint64_t *count)
+{
+    return rs_parse_console_notice((const uint8_t *)line, strlen(line),
+                                   count);
+}
+
+static void test_console_notice(void)
+{
+    static const struct {
+        const char *line;
+        rs_console_notice want;
+        uint64_t count;
+    } cases[] = {
+        /* the kernel's own lines, as printk.c / core.c format them */
+        { "** 1 printk messages dropped **", RS_NOTICE_DROPPED, 1 },
+        { "** 181950 printk messages dropped **", RS_NOTICE_DROPPED, 181950 },
+        { "** 18446744073709551615 printk messages dropped **",
+          RS_NOTICE_DROPPED, UINT64_MAX },
+        { "** replaying previous printk message **", RS_NOTICE_REPLAYING, 0 },
+        { "perf: interrupt took too long (2502 > 2500), lowering "
+          "kernel.perf_event_max_sample_rate to 79750",
+          RS_NOTICE_PERF_EARLY, 79750 },
+        { "perf: interrupt took too long (-1 > 0), lowering "
+          "kernel.perf_event_max_sample_rate to -5", RS_NOTICE_PERF_EARLY, 0 },
+        /* near misses */
+        { "", RS_NOTICE_NONE, 0 },
+        { "**", RS_NOTICE_NONE, 0 },
+        { "** ", RS_NOTICE_NONE, 0 },
+        { "** 0 printk messages dropped **", RS_NOTICE_NONE, 0 },
+        { "** 012 printk messages dropped **", RS_NOTICE_NONE, 0 },
+        { "** -3 printk messages dropped **", RS_NOTICE_NONE, 0 },
+        { "** 18446744073709551616 printk messages dropped **",
+          RS_NOTICE_NONE, 0 },
+        { "** 123456789012345678901 printk messages dropped **",
+          RS_NOTICE_NONE, 0 },
+        { "**  5 printk messages dropped **", RS_NOTICE_NONE, 0 },
+        { "** 5 printk messages dropped", RS_NOTICE_NONE, 0 },
+        { "** 5 printk messages dropped **\r", RS_NOTICE_NONE, 0 },
+        { "** 5 printk messages dropped ** ", RS_NOTICE_NONE, 0 },
+        { " ** 5 printk messages dropped **", RS_NOTICE_NONE, 0 },
+        { "[    1.000000] ** 5 printk messages dropped **", RS_NOTICE_NONE, 0 },
+        { "** replaying previous printk message", RS_NOTICE_NONE, 0 },
+        { "** replaying previous printk message **x", RS_NOTICE_NONE, 0 },
+        { "** replaying previous printk messages **", RS_NOTICE_NONE, 0 },
+        { "perf: interrupt took too long (2502 > 2500), lowering "
+          "kernel.perf_event_max_sample_rate to", RS_NOTICE_NONE, 0 },
+        { "perf: interrupt took too long (2502 > 2500), lowering "
+          "kernel.perf_event_max_sample_rate to 79750.", RS_NOTICE_NONE, 0 },
+        { "perf: interrupt took too long (x > 2500), lowering "
+          "kernel.perf_event_max_sample_rate to 79750", RS_NOTICE_NONE, 0 },
+        { "[    5.100000] perf: interrupt took too long (2502 > 2500), "
+          "lowering kernel.perf_event_max_sample_rate to 79750",
+          RS_NOTICE_NONE, 0 },
+    };
+    size_t i;
+
+    for (i = 0; i < G_N_ELEMENTS(cases); i++) {
+        uint64_t c = 12345, d = 777;
+        rs_console_notice k = notice(cases[i].line, &c);
+        bool dropped;
+
+        if (k != cases[i].want) {
+            g_error("\"%s\": got %s, want %s", cases[i].line,
+                    rs_console_notice_name(k),
+                    rs_console_notice_name(cases[i].want));
+        }
+        g_assert_cmpuint(c, ==, cases[i].count);
+        g_assert_cmpint(notice(cases[i].line, NULL), ==, k);
+        /* the older entry point agrees, and leaves count alone on a miss */
+        dropped = rs_parse_dropped_notice((const uint8_t *)cases[i].line,
+                                          strlen(cases[i].line), &d);
+        g_assert_cmpint(dropped, ==, k == RS_NOTICE_DROPPED);
+        g_assert_cmpuint(d, ==, dropped ? cases[i].count : 777);
+    }
+    /* bounded by n, not by a terminator: a notice inside a longer buffer */
+    {
+        static const char buf[] = "** 7 printk messages dropped **\r\n[  1";
+        uint64_t c;
+
+        g_assert_cmpint(rs_parse_console_notice((const uint8_t *)buf, 31, &c),
+                        ==, RS_NOTICE_DROPPED);
+        g_assert_cmpuint(c, ==, 7);
+        g_assert_cmpint(rs_parse_console_notice((const uint8_t *)buf, 30, &c),
+                        ==, RS_NOTICE_NONE);
+        g_assert_cmpint(rs_parse_console_notice(NULL, 0, &c), ==,
+                        RS_NOTICE_NONE);
+    }
+    g_assert_cmpstr(rs_console_notice_name(RS_NOTICE_REPLAYING), ==,
+                    "replaying");
+    g_assert_cmpstr(rs_console_notice_name((rs_console_notice)99), ==, "?");
+}
+
 static void test_strerror(void)
 {
     int e;
@@ -2231,6 +2323,7 @@ int main(int argc, char **argv)
     g_test_add_func("/ring/hostile/header", test_ring_hostile_header);
     g_test_add_func("/ring/format/kernel", test_format);
     g_test_add_func("/ring/format/ring", test_format_ring);
+    g_test_add_func("/ring/console/notice", test_console_notice);
     g_test_add_func("/ring/strerror", test_strerror);
     return g_test_run();
 }
