@@ -393,7 +393,9 @@ static void attach_probe(void *opaque)
         return;
     }
     text = g_malloc(RS_VMCI_TEXT_MAX);
+    /* an announced note found untrusted leaves the other ways open */
     if (s->ext_announced &&
+        !(s->ring_state == RS_RING_UNTRUSTED && s->note_gpa == s->ext_note) &&
         attach_read_note(s, s->ext_note, RS_NOTE_HDR_SIZE + RS_VMCI_TEXT_MAX,
                          text, &len)) {
         note_gpa = s->ext_note;
@@ -413,21 +415,92 @@ static void attach_probe(void *opaque)
                                                  : RING_PROBE_NS));
 }
 
+/* Would the two rings be read the same way, from the same memory? */
+static bool attach_same_ring(const rs_ring *a, const rs_ring *b)
+{
+    return a->vm.phys_base == b->vm.phys_base &&
+           a->vm.image_size == b->vm.image_size &&
+           a->vm.root == b->vm.root &&
+           a->vm.entry_mask == b->vm.entry_mask &&
+           a->vm.l5 == b->vm.l5 && a->vm.have_root == b->vm.have_root &&
+           !memcmp(&a->lay, &b->lay, sizeof(a->lay)) &&
+           a->prb == b->prb && a->count_bits == b->count_bits &&
+           a->size_bits == b->size_bits && a->descs == b->descs &&
+           a->infos == b->infos && a->data == b->data;
+}
+
 /*
- * The guest announced where its note is (level 1): look there now, unless
- * attached to that very note already.  The kernel may announce before it
- * writes the note; the probe then keeps looking there every tick.
+ * Attached, and the guest announced another note (say a minimal one early
+ * in boot, then the full VMCOREINFO): if it describes the ring attached,
+ * adopt the note and keep every verdict and position.  Returns false if it
+ * describes another ring, or none.
+ */
+static bool attach_adopt(RingsideSerialState *s, const char *text,
+                         size_t len, uint64_t note_gpa)
+{
+    g_autofree rs_vmci *vi = g_new0(rs_vmci, 1);
+    g_autofree rs_ring *ring = g_new0(rs_ring, 1);
+    uint64_t next = 0;
+    rs_vm vm;
+
+    if (rs_vmci_parse(text, len, vi, NULL, 0) != RS_OK ||
+        rs_vm_init(&vm, vi, attach_read, s) != RS_OK ||
+        rs_ring_open(ring, vi, &vm, NULL, 0) != RS_OK ||
+        !attach_same_ring(ring, &s->ring)) {
+        return false;
+    }
+    s->vmci = *vi;
+    memcpy(s->note_text, text, len);
+    s->note_len = len;
+    s->note_gpa = note_gpa;
+    g_strcanon(s->vmci.osrelease, G_CSET_A_2_Z G_CSET_a_2_z G_CSET_DIGITS
+               "._+-~", '?');
+    rs_ring_next_seq(&s->ring, &next);
+    ringside_events_printf(s, "{\"v\":%d,\"ev\":\"ring\",\"state\":"
+                           "\"attached\",\"via\":\"announce\",\"note\":%"
+                           PRIu64 ",\"osrelease\":\"%s\",\"descs\":%"
+                           PRIu64 ",\"data_bytes\":%" PRIu64
+                           ",\"next_seq\":%" PRIu64 ",\"kept\":1}\n",
+                           RINGSIDE_EVENTS_VERSION, note_gpa,
+                           s->vmci.osrelease, s->ring.count,
+                           s->ring.data_size, next);
+    return true;
+}
+
+/*
+ * The guest announced where its note is (level 1): attach now, before the
+ * guest writes the next byte, so that the console's first records are
+ * checked.  The work is bounded as a probe tick's is: one note read, parsed
+ * and its ring header opened.  A note for the ring attached already keeps
+ * the state; a note not written yet is looked for every tick.
  */
 void ringside_attach_announced(RingsideSerialState *s)
 {
+    g_autofree char *text = g_malloc(RS_VMCI_TEXT_MAX);
+    size_t len = 0;
+    bool readable;
+
     if (s->ring_state == RS_RING_ATTACHED && s->note_gpa == s->ext_note) {
         return;
     }
+    readable = attach_read_note(s, s->ext_note,
+                                RS_NOTE_HDR_SIZE + RS_VMCI_TEXT_MAX, text,
+                                &len);
     if (s->ring_state == RS_RING_ATTACHED) {
+        if (readable && attach_adopt(s, text, len, s->ext_note)) {
+            return;
+        }
         rs_match_detach(&s->match);
         ringside_attach_restart(s, "announce");
     }
-    timer_mod(s->ring_timer, qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL));
+    /* a note found untrusted is not tried again until the next reset */
+    if (readable && !(s->ring_state == RS_RING_UNTRUSTED &&
+                      s->note_gpa == s->ext_note)) {
+        attach_from_text(s, text, len, "announce", s->ext_note, false);
+    }
+    timer_mod(s->ring_timer, qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL) +
+              (s->ring_state == RS_RING_ATTACHED ? RING_CHECK_NS
+                                                 : RING_PROBE_NS));
 }
 
 void ringside_attach_reset(RingsideSerialState *s)

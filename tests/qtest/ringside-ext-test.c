@@ -442,6 +442,270 @@ static void test_unchecked_gap(void)
     fixture_stop(&f);
 }
 
+/*
+ * The early announcement: a kernel announces its ring when its console
+ * registers, before it has written its full VMCOREINFO.
+ */
+#define EARLY_PA    0x00203100ull   /* not page-aligned: no scan finds it */
+#define EVIL_PTR_PA 0x00380000ull   /* a prb pointer to a hostile header */
+#define EVIL_PRB_PA 0x00380100ull
+
+/* The minimal note: only the keys the device needs to read the ring. */
+static char *early_note(void)
+{
+    return vmcoreinfo_61(START_KERNEL_MAP + PRB_PTR_PA);
+}
+
+/* The full VMCOREINFO of the same kernel: more keys, the same ring. */
+static char *full_note(void)
+{
+    g_autofree char *base = early_note();
+
+    return g_strdup_printf("%sBUILD-ID=0123456789abcdef0123456789abcdef01234567"
+                           "\nSYMBOL(_stext)=ffffffff81000000\n"
+                           "SYMBOL(printk_rb_static)=%llx\n"
+                           "NUMBER(pgtable_l5_enabled)=0\n"
+                           "KERNELOFFSET=0\nNUMBER(KERNEL_IMAGE_SIZE)="
+                           "1073741824\nNUMBER(sme_mask)=0\n", base,
+                           START_KERNEL_MAP + PRB_PA);
+}
+
+/* The "ring" events' states, as "state[:why]" separated by spaces. */
+static char *ring_states(Fixture *f)
+{
+    g_autoptr(GPtrArray) ev = ring_events(f);
+    GString *s = g_string_new("");
+    unsigned i;
+
+    for (i = 0; i < ev->len; i++) {
+        QDict *d = ev->pdata[i];
+
+        g_string_append_printf(s, "%s%s", i ? " " : "",
+                               qdict_get_str(d, "state"));
+        if (qdict_haskey(d, "why")) {
+            g_string_append_printf(s, ":%s", qdict_get_str(d, "why"));
+        }
+        if (qdict_haskey(d, "kept")) {
+            g_string_append(s, ":kept");
+        }
+    }
+    return g_string_free(s, false);
+}
+
+/*
+ * Announced at the console's set-up: the very next bracket is checked,
+ * with no virtual time passing.  The full VMCOREINFO, announced later in
+ * the middle of a record, describes the same ring: the device adopts the
+ * note and keeps its state, so nothing is judged twice or counted twice.
+ */
+static void test_early_announce(void)
+{
+    g_autofree char *early = early_note();
+    g_autofree char *full = full_note();
+    g_autofree char *line = NULL;
+    g_autofree char *v = NULL;
+    g_autofree char *rs = NULL;
+    g_autofree char *st = NULL;
+    g_autoptr(QDict) sum = NULL;
+    g_autoptr(GPtrArray) rings = NULL;
+    g_autoptr(GPtrArray) lines = NULL;
+    Fixture f = { 0 };
+    Ring r = { 0 };
+    unsigned i;
+
+    fixture_start_opts(&f, EVENTS_FILE, "");
+    r.qts = f.qts;
+    r.count_bits = 8;
+    r.size_bits = 16;
+    put_prb(f.qts, 8, 16);
+    put_note(f.qts, EARLY_PA, early);
+    ring_push(&r, "Linux version 6.1.0-qtest");
+    ring_push(&r, "Command line: console=ttyS0");
+    ring_push(&r, "printk: console [ttyS0] enabled");
+    ring_push(&r, "the last one");
+
+    announce(f.qts, EARLY_PA);
+    st = ring_state(f.qts);
+    g_assert_cmpstr(st, ==, "attached");
+    bracket(f.qts, 0, "Linux version 6.1.0-qtest");
+    /* the full note is announced while record 1 is on the wire */
+    line = console_line(2000000, "Command line: console=ttyS0");
+    begin(f.qts, 1);
+    uart_puts(f.qts, "[    0.0020");
+    put_note(f.qts, NOTE_PA, full);
+    announce(f.qts, NOTE_PA);
+    uart_puts(f.qts, line + strlen("[    0.0020"));
+    uart_puts(f.qts, "\r\n");
+    end(f.qts, 1);
+    /* a second announce of the same note changes nothing */
+    announce(f.qts, NOTE_PA);
+    bracket(f.qts, 2, "printk: console [ttyS0] enabled");
+    /* the once-a-second check reads the adopted note: still unchanged */
+    qtest_clock_step(f.qts, 2500 * 1000 * 1000ll);
+    bracket(f.qts, 3, "the last one");
+
+    v = verdicts_of(&f, "bracket");
+    g_assert_cmpstr(v, ==, "ok:0 ok:1 ok:2 ok:3");
+    rs = ring_states(&f);
+    g_assert_cmpstr(rs, ==, "none:reset attached attached:kept");
+    rings = ring_events(&f);
+    g_assert_cmpstr(qdict_get_str(rings->pdata[1], "via"), ==, "announce");
+    g_assert_cmpint(qdict_get_int(rings->pdata[1], "note"), ==, EARLY_PA);
+    g_assert_cmpint(qdict_get_int(rings->pdata[2], "note"), ==, NOTE_PA);
+    g_assert_cmpuint(rs_counter(f.qts, "l1-bracket-ok"), ==, 4);
+    g_assert_cmpuint(rs_counter(f.qts, "l1-bracket-unchecked"), ==, 0);
+    g_assert_cmpuint(rs_counter(f.qts, "verdict-ok"), ==, 4);
+    g_assert_cmpuint(rs_counter(f.qts, "verdict-unchecked"), ==, 0);
+    sum = quit_event(&f, "l1-summary");
+    g_assert_cmpint(sub_int(sum, "records", "delivered"), ==, 4);
+    g_assert_cmpint(sub_int(sum, "records", "missing"), ==, 0);
+    g_assert_cmpint(sub_int(sum, "records", "duplicate"), ==, 0);
+    g_assert_cmpint(sub_int(sum, "brackets", "ok"), ==, 4);
+    lines = events_of(f.events, "line");
+    g_assert_cmpuint(lines->len, ==, 4);
+    for (i = 0; i < lines->len; i++) {
+        g_assert_cmpstr(qdict_get_str(lines->pdata[i], "verdict"), ==, "ok");
+        g_assert_cmpint(qdict_get_int(lines->pdata[i], "seq"), ==, i);
+    }
+    fixture_stop(&f);
+}
+
+/* text with its line key replaced by repl */
+static char *note_with(const char *text, const char *key, const char *repl)
+{
+    g_auto(GStrv) parts = g_strsplit(text, key, 2);
+
+    g_assert_nonnull(parts[1]);
+    return g_strjoinv(repl, parts);
+}
+
+/* A hostile ring header for the note below: 2^63 descriptors. */
+static void put_evil_prb(QTestState *qts)
+{
+    uint8_t prb[88] = { 0 };
+
+    qtest_writeq(qts, EVIL_PTR_PA, START_KERNEL_MAP + EVIL_PRB_PA);
+    prb[0] = 63;
+    stq_le_p(prb + 8, START_KERNEL_MAP + RING_DESCS);
+    stq_le_p(prb + 16, START_KERNEL_MAP + RING_INFOS);
+    prb[48] = 64;
+    stq_le_p(prb + 56, START_KERNEL_MAP + RING_DATA);
+    qtest_memwrite(qts, EVIL_PRB_PA, prb, sizeof(prb));
+}
+
+/* Announce a note; the ring state is the one expected at once. */
+static void announce_then(Fixture *f, uint64_t note, const char *state)
+{
+    g_autofree char *st = NULL;
+
+    announce(f->qts, note);
+    st = ring_state(f->qts);
+    g_assert_cmpstr(st, ==, state);
+}
+
+/*
+ * Early announcements with hostile values: a note beyond RAM or wrapping
+ * past 2^64, in MMIO, with a text longer than a page, with bytes that are
+ * no text, with a key out of range, a phys_base that puts the kernel
+ * outside RAM, and a ring of 2^63 descriptors.  None attaches, the ones
+ * that do not describe a ring make it untrusted and are not read again,
+ * the UART keeps working, and a good note announced next attaches at once.
+ * An untrusted announcement does not keep the device from finding the
+ * ring its own way either.
+ */
+static void test_early_announce_hostile(void)
+{
+    g_autofree char *good = early_note();
+    g_autofree char *big = NULL;
+    g_autofree char *range = NULL;
+    g_autofree char *outside = NULL;
+    g_autofree char *evil = vmcoreinfo_61(START_KERNEL_MAP + EVIL_PTR_PA);
+    g_autofree char *v = NULL;
+    g_autofree char *st = NULL;
+    g_autoptr(GPtrArray) rings = NULL;
+    unsigned i;
+    uint8_t hdr[24] = { 11, 0, 0, 0, 0xff, 0xff, 0, 0 };
+    Fixture f = { 0 };
+    Ring r = { 0 };
+    const uint64_t at = 0x00240000ull;
+
+    fixture_start_opts(&f, EVENTS_FILE, "");
+    r.qts = f.qts;
+    r.count_bits = 8;
+    r.size_bits = 16;
+    put_prb(f.qts, 8, 16);
+    put_evil_prb(f.qts);
+    ring_push(&r, "zero");
+    ring_push(&r, "one");
+    ring_push(&r, "two");
+
+    /* nothing readable there: no ring, nothing logged as untrusted */
+    announce_then(&f, 0xfffffffffffffff8ull, "none");
+    announce_then(&f, 0x100000000ull, "none");      /* beyond 128 MiB RAM */
+    announce_then(&f, 0xfee00000ull, "none");       /* the local APIC */
+    memcpy(hdr + 12, "VMCOREINFO", 11);              /* descsz 65535 */
+    qtest_memwrite(f.qts, at, hdr, sizeof(hdr));
+    announce_then(&f, at, "none");
+    put_note(f.qts, at + 0x1000, "OSRELEASE=6.1\x01\nPAGESIZE=4096\n");
+    announce_then(&f, at + 0x1000, "none");
+    /* notes that are text but describe no ring */
+    range = note_with(good, "OFFSET(prb_desc.state_var)=0\n",
+                      "OFFSET(prb_desc.state_var)=100\n");
+    put_note(f.qts, at + 0x2000, range);
+    announce_then(&f, at + 0x2000, "untrusted");
+    outside = note_with(good, "NUMBER(phys_base)=0\n",
+                        "NUMBER(phys_base)=-1073741824\n");
+    put_note(f.qts, at + 0x4000, outside);
+    announce_then(&f, at + 0x4000, "untrusted");
+    put_note(f.qts, at + 0x3000, evil);
+    announce_then(&f, at + 0x3000, "untrusted");
+    /* the same untrusted note announced again is not read again */
+    announce_then(&f, at + 0x3000, "untrusted");
+    bracket(f.qts, 0, "zero");
+
+    /* a good note next: attached before the next record */
+    put_note(f.qts, EARLY_PA, good);
+    announce_then(&f, EARLY_PA, "attached");
+    bracket(f.qts, 1, "one");
+    bracket(f.qts, 2, "two");
+    v = verdicts_of(&f, "bracket");
+    g_assert_cmpstr(v, ==, "unchecked:0 ok:1 ok:2");
+    rings = ring_events(&f);
+    g_assert_cmpuint(rings->len, ==, 5);
+    for (i = 1; i < 4; i++) {
+        static const char *const why[] = {
+            "OFFSET(prb_desc.state_var)", "prb pointer", "count_bits"
+        };
+
+        g_assert_cmpstr(qdict_get_str(rings->pdata[i], "state"), ==,
+                        "untrusted");
+        g_assert_cmpstr(qdict_get_str(rings->pdata[i], "via"), ==,
+                        "announce");
+        g_assert_nonnull(strstr(qdict_get_str(rings->pdata[i], "why"),
+                                why[i - 1]));
+    }
+    g_assert_cmpstr(qdict_get_str(rings->pdata[4], "state"), ==, "attached");
+    g_assert_cmpint(qdict_get_int(rings->pdata[4], "note"), ==, EARLY_PA);
+    g_assert_cmpuint(rs_counter(f.qts, "tx-bytes"), >, 40);
+    fixture_stop(&f);
+
+    /* untrusted, and no better note announced: found by the scan */
+    memset(&f, 0, sizeof(f));
+    fixture_start_opts(&f, EVENTS_FILE, "");
+    ring_init(&r, f.qts, 8, 16);
+    put_evil_prb(f.qts);
+    put_note(f.qts, at, evil);
+    announce_then(&f, at, "untrusted");
+    qtest_clock_step(f.qts, 300 * 1000 * 1000);
+    st = ring_state(f.qts);
+    g_assert_cmpstr(st, ==, "attached");
+    g_ptr_array_unref(rings);
+    rings = ring_events(&f);
+    g_assert_cmpstr(qdict_get_str(rings->pdata[rings->len - 1], "via"), ==,
+                    "scan");
+    fixture_stop(&f);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -455,5 +719,8 @@ int main(int argc, char **argv)
     qtest_add_func("/ringside-ext/hostile", test_hostile);
     qtest_add_func("/ringside-ext/unchecked-gap", test_unchecked_gap);
     qtest_add_func("/ringside-ext/mailbox", test_mailbox);
+    qtest_add_func("/ringside-ext/early-announce", test_early_announce);
+    qtest_add_func("/ringside-ext/early-announce-hostile",
+                   test_early_announce_hostile);
     return g_test_run();
 }
