@@ -1,6 +1,6 @@
 /*
  * ringside-serial: the extension window a cooperating kernel talks to
- * (level 1, guest-kernel/patches/0003).
+ * (level 1, guest-kernel/patches/0004 and 0007).
  *
  * Discovery goes through the scratch register, which a plain 16550 only
  * stores: after the guest writes the four bytes "ring" to it, the next four
@@ -14,8 +14,10 @@
  *   +8   write: shift 32 bits into this vCPU's argument latch.
  *   +12  write: command; RS_EXT_CMD_ANNOUNCE | layout << 8 announces the
  *        printk ring: the latch holds the guest physical address of the
- *        VMCOREINFO note (layout 1).  RS_EXT_CMD_MAILBOX rewinds the
- *        mailbox to its first byte.
+ *        VMCOREINFO note (layout 1).  The ring is attached before the
+ *        write returns, so the records bracketed next are checked; the
+ *        note is read and validated as any other (ringside-attach.c).
+ *        RS_EXT_CMD_MAILBOX rewinds the mailbox to its first byte.
  *
  * The mailbox hands a test scenario to a guest restored from a snapshot:
  * its text and read position are deliberately not migrated, so a guest
@@ -52,6 +54,28 @@
 #define RS_EXT_LAYOUT_VMCOREINFO 1
 
 static const char rs_ext_key[4] = { 'r', 'i', 'n', 'g' };
+
+/*
+ * Each kind of guest error is logged the first time only (per QEMU
+ * process), so that a guest cannot flood the log; the events and the QOM
+ * counters still count every one.
+ */
+enum {
+    EXT_LOG_LAYOUT,
+    EXT_LOG_COMMAND,
+    EXT_LOG_NESTING,
+    EXT_LOG_BOGUS,
+    EXT_LOG_KINDS
+};
+
+static bool ext_log_first(int kind)
+{
+    static bool logged[EXT_LOG_KINDS];
+    bool first = !logged[kind];
+
+    logged[kind] = true;
+    return first;
+}
 
 static int ext_cpu(void)
 {
@@ -120,7 +144,7 @@ static void ext_bracket(void *opaque, const rs_l1_bracket_info *bi)
         n += snprintf(extra + n, sizeof(extra) - n, ",\"count\":%" PRIu64,
                       bi->count);
     }
-    if (bi->verdict == RS_B_BOGUS) {
+    if (bi->verdict == RS_B_BOGUS && ext_log_first(EXT_LOG_BOGUS)) {
         qemu_log_mask(LOG_GUEST_ERROR, "ringside-serial: console record "
                       "%" PRIu64 " marked by cpu %d is not in the ring\n",
                       bi->seq, bi->cpu);
@@ -155,8 +179,10 @@ static void ext_announce(RingsideSerialState *s, int cpu, uint32_t cmd)
     uint64_t note = s->ext_arg[cpu + 1];
 
     if (layout != RS_EXT_LAYOUT_VMCOREINFO) {
-        qemu_log_mask(LOG_GUEST_ERROR, "ringside-serial: announce of an "
-                      "unknown ring layout %u ignored\n", layout);
+        if (ext_log_first(EXT_LOG_LAYOUT)) {
+            qemu_log_mask(LOG_GUEST_ERROR, "ringside-serial: announce of an "
+                          "unknown ring layout %u ignored\n", layout);
+        }
         return;
     }
     trace_ringside_serial_announce(note, cpu);
@@ -214,7 +240,8 @@ static void ext_write(void *opaque, hwaddr addr, uint64_t val, unsigned size)
     case RS_EXT_BEGIN:
         s->ext_marked = true;
         if (!rs_l1_begin(&s->l1, cpu, val,
-                         qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL))) {
+                         qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL)) &&
+            ext_log_first(EXT_LOG_NESTING)) {
             qemu_log_mask(LOG_GUEST_ERROR, "ringside-serial: cpu %d nests "
                           "console records deeper than %d\n", cpu,
                           RS_L1_DEPTH);
@@ -231,7 +258,7 @@ static void ext_write(void *opaque, hwaddr addr, uint64_t val, unsigned size)
             ext_announce(s, cpu, val);
         } else if ((val & 0xff) == RS_EXT_CMD_MAILBOX) {
             s->mailbox_pos = 0;
-        } else {
+        } else if (ext_log_first(EXT_LOG_COMMAND)) {
             qemu_log_mask(LOG_GUEST_ERROR, "ringside-serial: unknown "
                           "extension command 0x%" PRIx64 "\n", val);
         }
