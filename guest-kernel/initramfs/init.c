@@ -6,7 +6,9 @@
  * ringside.case=NAME from /proc/cmdline (default "poweroff"), logs
  * "ringside-init: case NAME" to the kernel ring through /dev/kmsg and runs
  * the case.  Whatever happens, init never exits: it powers the guest off
- * instead (the kernel panics when PID 1 exits).
+ * instead (the kernel panics when PID 1 exits).  With ringside.oracle=TTY,
+ * a case that returns is followed by a copy of the kernel log to that
+ * second UART (oracle_write()).
  *
  * Build: cc -static -Os -o init init.c
  */
@@ -56,21 +58,41 @@ static int write_all(int fd, const char *buf, size_t len)
 	return 0;
 }
 
-/* Print to the console (falls back to stderr before /dev/console opens). */
-static void con_printf(const char *fmt, ...)
+/* printf() to @fd, in one write() for a line of up to 1 KiB. */
+static int fd_vprintf(int fd, const char *fmt, va_list ap)
 {
 	char buf[1024];
-	va_list ap;
 	int n;
 
-	va_start(ap, fmt);
 	n = vsnprintf(buf, sizeof(buf), fmt, ap);
-	va_end(ap);
 	if (n < 0)
-		return;
+		return -1;
 	if ((size_t)n >= sizeof(buf))
 		n = sizeof(buf) - 1;
-	write_all(console_fd >= 0 ? console_fd : 2, buf, (size_t)n);
+	return write_all(fd, buf, (size_t)n);
+}
+
+static int __attribute__((format(printf, 2, 3)))
+fd_printf(int fd, const char *fmt, ...)
+{
+	va_list ap;
+	int ret;
+
+	va_start(ap, fmt);
+	ret = fd_vprintf(fd, fmt, ap);
+	va_end(ap);
+	return ret;
+}
+
+/* Print to the console (falls back to stderr before /dev/console opens). */
+static void __attribute__((format(printf, 1, 2)))
+con_printf(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	fd_vprintf(console_fd >= 0 ? console_fd : 2, fmt, ap);
+	va_end(ap);
 }
 
 /* perror() to the console: "ringside-init: WHAT: strerror(errno)". */
@@ -82,23 +104,24 @@ static void con_perror(const char *what)
 	errno = err;
 }
 
-/* Log one line to the kernel ring at KERN_NOTICE. */
-static int kmsg_log(const char *fmt, ...)
+/*
+ * Log one record to the kernel ring through /dev/kmsg at priority @prio:
+ * the level in its low 3 bits, the syslog facility above them (facility 0,
+ * the kernel's, becomes LOG_USER: user space cannot log as the kernel).
+ * Boot with printk.devkmsg=on for more than a few: the writes are
+ * rate-limited otherwise.
+ */
+static int kmsg_vlog_at(int prio, const char *fmt, va_list ap)
 {
 	char buf[1024];
-	va_list ap;
 	ssize_t ret;
-	int fd, n;
+	int fd, n, len;
 
-	buf[0] = '<';
-	buf[1] = '5';
-	buf[2] = '>';
-	va_start(ap, fmt);
-	n = vsnprintf(buf + 3, sizeof(buf) - 4, fmt, ap);
-	va_end(ap);
+	len = snprintf(buf, sizeof(buf), "<%d>", prio);
+	n = vsnprintf(buf + len, sizeof(buf) - (size_t)len - 1, fmt, ap);
 	if (n < 0)
 		return -1;
-	n += 3;
+	n += len;
 	if ((size_t)n > sizeof(buf) - 2)
 		n = sizeof(buf) - 2;
 	buf[n++] = '\n';
@@ -114,6 +137,30 @@ static int kmsg_log(const char *fmt, ...)
 		con_perror("write /dev/kmsg");
 	close(fd);
 	return ret < 0 ? -1 : 0;
+}
+
+static int __attribute__((format(printf, 2, 3)))
+kmsg_log_at(int prio, const char *fmt, ...)
+{
+	va_list ap;
+	int ret;
+
+	va_start(ap, fmt);
+	ret = kmsg_vlog_at(prio, fmt, ap);
+	va_end(ap);
+	return ret;
+}
+
+/* Log one line to the kernel ring at KERN_NOTICE. */
+static int __attribute__((format(printf, 1, 2))) kmsg_log(const char *fmt, ...)
+{
+	va_list ap;
+	int ret;
+
+	va_start(ap, fmt);
+	ret = kmsg_vlog_at(5, fmt, ap);
+	va_end(ap);
+	return ret;
 }
 
 static void do_mount(const char *src, const char *dir, const char *type,
@@ -151,6 +198,32 @@ static void console_drain(void)
 {
 	if (console_fd >= 0 && tcdrain(console_fd) < 0)
 		con_perror("tcdrain /dev/console");
+}
+
+/* Sleep @ms milliseconds, whatever signals come. */
+static void sleep_ms(long ms)
+{
+	struct timespec ts = { ms / 1000, ms % 1000 * 1000000L };
+
+	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+		;
+}
+
+/*
+ * Open a tty for writing without making it init's controlling tty and
+ * without waiting for a carrier; writes then block as usual.
+ */
+static int tty_open(const char *path)
+{
+	int fd = open(path, O_WRONLY | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
+
+	if (fd < 0) {
+		con_perror(path);
+		return -1;
+	}
+	if (fcntl(fd, F_SETFL, 0) < 0)
+		con_perror(path);
+	return fd;
 }
 
 /* Power the guest off; never returns. */
@@ -244,20 +317,30 @@ static int case_poweroff(void)
 	return 0;
 }
 
-static int case_sysrq_panic(void)
+/* Write @key to /proc/sysrq-trigger (works whatever kernel.sysrq says). */
+static int sysrq(char key)
 {
 	int fd = open("/proc/sysrq-trigger", O_WRONLY | O_CLOEXEC);
+	int ret = 0;
 
 	if (fd < 0) {
 		con_perror("open /proc/sysrq-trigger");
 		return -1;
 	}
+	if (write(fd, &key, 1) < 0) {
+		con_perror("write /proc/sysrq-trigger");
+		ret = -1;
+	}
+	close(fd);
+	return ret;
+}
+
+static int case_sysrq_panic(void)
+{
 	console_drain();
 	/* Does not return on success: the kernel panics. */
-	if (write(fd, "c", 1) < 0)
-		con_perror("write /proc/sysrq-trigger");
-	close(fd);
-	con_printf("ringside-init: sysrq-panic did not panic\n");
+	if (sysrq('c') == 0)
+		con_printf("ringside-init: sysrq-panic did not panic\n");
 	return -1;
 }
 
@@ -368,19 +451,26 @@ static int print_record(const char *rec, size_t len)
 	return write_all(console_fd, out.buf, out.len);
 }
 
-static int case_dmesg(void)
+/*
+ * Read every record in the kernel ring through /dev/kmsg, oldest first,
+ * and call @fn with each, as /dev/kmsg gives it: the header and text line,
+ * then the dictionary lines (the format is print_record()'s).  @fn gets
+ * rec == NULL where records were overwritten before they could be read.
+ * Returns the number of records, or -1 if reading failed or @fn did (the
+ * records after one it failed on are still passed to it).
+ */
+static long kmsg_for_each(int (*fn)(const char *rec, size_t len, void *arg),
+			  void *arg)
 {
 	static char rec[KMSG_REC_MAX];
+	long count = 0;
 	int fd, ret = 0;
 
-	if (console_fd < 0)
-		return -1;
 	fd = open("/dev/kmsg", O_RDONLY | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0) {
 		con_perror("open /dev/kmsg");
 		return -1;
 	}
-	con_printf("ringside-dmesg-begin\n");
 	for (;;) {
 		ssize_t n = read(fd, rec, sizeof(rec));
 
@@ -391,7 +481,8 @@ static int case_dmesg(void)
 				break;
 			if (errno == EPIPE) {
 				/* Records were overwritten: the reader skipped. */
-				con_printf("ringside-init: dmesg: records lost (EPIPE)\n");
+				if (fn(NULL, 0, arg) < 0)
+					ret = -1;
 				continue;
 			}
 			con_perror("read /dev/kmsg");
@@ -400,15 +491,39 @@ static int case_dmesg(void)
 		}
 		if (n == 0)
 			break;
-		if (print_record(rec, (size_t)n) < 0) {
-			con_printf("ringside-init: dmesg: bad record: %.*s\n",
-				   (int)(n > 200 ? 200 : n), rec);
+		count++;
+		if (fn(rec, (size_t)n, arg) < 0)
 			ret = -1;
-		}
 	}
-	con_printf("ringside-dmesg-end\n");
 	close(fd);
-	return ret;
+	return ret < 0 ? -1 : count;
+}
+
+static int dmesg_one(const char *rec, size_t len, void *arg)
+{
+	(void)arg;
+	if (!rec) {
+		con_printf("ringside-init: dmesg: records lost (EPIPE)\n");
+		return 0;
+	}
+	if (print_record(rec, len) < 0) {
+		con_printf("ringside-init: dmesg: bad record: %.*s\n",
+			   (int)(len > 200 ? 200 : len), rec);
+		return -1;
+	}
+	return 0;
+}
+
+static int case_dmesg(void)
+{
+	long ret;
+
+	if (console_fd < 0)
+		return -1;
+	con_printf("ringside-dmesg-begin\n");
+	ret = kmsg_for_each(dmesg_one, NULL);
+	con_printf("ringside-dmesg-end\n");
+	return ret < 0 ? -1 : 0;
 }
 
 /* The log, then stay up: for tests that read the ring of a live guest. */
@@ -498,7 +613,6 @@ static int case_storm_panic(void)
 {
 	char val[16];
 	int writers = 3, ms = 1000, i;
-	struct timespec ts;
 
 	if (get_param("ringside.storm=", val, sizeof(val)))
 		writers = atoi(val);
@@ -522,10 +636,7 @@ static int case_storm_panic(void)
 		if (pid == 0)
 			storm_writer(i);
 	}
-	ts.tv_sec = ms / 1000;
-	ts.tv_nsec = (long)(ms % 1000) * 1000000L;
-	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
-		;
+	sleep_ms(ms);
 	return case_sysrq_panic();
 }
 
@@ -829,7 +940,6 @@ static int case_tick(void)
 {
 	char val[16];
 	long ticks = -1, ms = 500, i;
-	struct timespec ts;
 
 	if (get_param("ringside.ticks=", val, sizeof(val)))
 		ticks = atol(val);
@@ -841,12 +951,279 @@ static int case_tick(void)
 	}
 	for (i = 1; ticks < 0 || i <= ticks; i++) {
 		kmsg_log("ringside-init: tick %ld", i);
-		ts.tv_sec = ms / 1000;
-		ts.tv_nsec = ms % 1000 * 1000000L;
-		while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
-			;
+		sleep_ms(ms);
 	}
 	return case_sysrq_panic();
+}
+
+/*
+ * A distribution's boot as its serial console shows it, for verdicts on
+ * realistic guests: user space writes to the console between kernel
+ * records, as systemd, cloud-init and getty do.
+ *   - On /dev/console: systemd's welcome and its "[  OK  ] Started ..."
+ *     status lines with their colour escapes, cloud-init's lines from a
+ *     process of its own, an echo from a fresh open of /dev/console.
+ *   - On /dev/ttyS0 itself: getty's banner and a "guest login: " prompt
+ *     with no newline, which the next kernel record then follows on the
+ *     same wire line.
+ *   - Kernel records between them: what systemd logs through /dev/kmsg
+ *     (daemon facility, one line over 300 bytes), a record of two lines,
+ *     one record at each level 0-7, and the kernel's own: the sysrq help
+ *     (built from continuation pieces) and the drop_caches notice.
+ *   - Then systemd's shutdown lines, and init powers the guest off.
+ * Boot with printk.devkmsg=on.
+ *
+ * User-space output is drained before the kernel records after it, and
+ * the kernel is given SETTLE_MS to print those before the next user line,
+ * so only the prompt shares a wire line with kernel output.  Kernels that
+ * print from a thread (PREEMPT_RT, nbcon) make this timing approximate.
+ */
+#define LOG_FAC_DAEMON	(3 << 3)
+#define SETTLE_MS	100
+#define GUEST_HOSTNAME	"guest"
+
+/* Let the console catch up: @fd's bytes sent, kernel records printed. */
+static void settle(int fd)
+{
+	if (tcdrain(fd) < 0)
+		con_perror("tcdrain");
+	sleep_ms(SETTLE_MS);
+}
+
+static const char *const distro_units[][2] = {
+	{ "systemd-journald.service", "Journal Service" },
+	{ "systemd-udevd.service",
+	  "Rule-based Manager for Device Events and Files" },
+	{ "systemd-timesyncd.service", "Network Time Synchronization" },
+	{ "systemd-networkd.service", "Network Configuration" },
+	{ "ssh.service", "OpenBSD Secure Shell server" },
+	{ "serial-getty@ttyS0.service", "Serial Getty on ttyS0" },
+};
+
+static void systemd_status(const char *verb, int unit)
+{
+	con_printf("[\033[0;32m  OK  \033[0m] %s \033[0;1;39m%s\033[0m - %s.\n",
+		   verb, distro_units[unit][0], distro_units[unit][1]);
+}
+
+/* cloud-init's first lines, written by a process of its own. */
+static int cloud_init(void)
+{
+	static const char *const net_info[] = {
+		"++++++++++++++++++++++++++++Net device info+++++++++++++++++++++++++++++",
+		"+--------+------+-----------+-----------+-------+-------------------+",
+		"| Device |  Up  |  Address  |    Mask   | Scope |     Hw-Address    |",
+		"+--------+------+-----------+-----------+-------+-------------------+",
+		"|   lo   | True | 127.0.0.1 | 255.0.0.0 |  host |         .         |",
+		"+--------+------+-----------+-----------+-------+-------------------+",
+	};
+	struct timespec up;
+	char when[64];
+	time_t now;
+	struct tm tm;
+	pid_t pid;
+	size_t i;
+	int status;
+
+	pid = fork();
+	if (pid < 0) {
+		con_perror("fork");
+		return -1;
+	}
+	if (pid == 0) {
+		now = time(NULL);
+		gmtime_r(&now, &tm);
+		strftime(when, sizeof(when), "%a, %d %b %Y %H:%M:%S +0000", &tm);
+		clock_gettime(CLOCK_BOOTTIME, &up);
+		con_printf("cloud-init[%d]: Cloud-init v. 22.4.2 running "
+			   "'init-local' at %s. Up %ld.%02ld seconds.\n",
+			   (int)getpid(), when, (long)up.tv_sec,
+			   up.tv_nsec / 10000000L);
+		for (i = 0; i < ARRAY_SIZE(net_info); i++)
+			con_printf("cloud-init[%d]: ci-info: %s\n", (int)getpid(),
+				   net_info[i]);
+		_exit(0);
+	}
+	if (waitpid(pid, &status, 0) < 0) {
+		con_perror("waitpid");
+		return -1;
+	}
+	return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -1;
+}
+
+/* A shell's "echo TEXT > /dev/console". */
+static int echo_to_console(const char *text)
+{
+	int fd = tty_open("/dev/console");
+	int ret;
+
+	if (fd < 0)
+		return -1;
+	ret = fd_printf(fd, "%s\n", text);
+	settle(fd);
+	close(fd);
+	return ret;
+}
+
+/* The kernel logs "init (1): drop_caches: 3", where it has the file. */
+static int drop_caches(void)
+{
+	int fd = open("/proc/sys/vm/drop_caches", O_WRONLY | O_CLOEXEC);
+	int ret;
+
+	if (fd < 0 && errno == ENOENT)
+		return 0;
+	if (fd < 0) {
+		con_perror("open /proc/sys/vm/drop_caches");
+		return -1;
+	}
+	ret = write_all(fd, "3\n", 2);
+	if (ret < 0)
+		con_perror("write /proc/sys/vm/drop_caches");
+	close(fd);
+	return ret;
+}
+
+static int case_distro(void)
+{
+	static const char *const levels[] = {
+		"emerg", "alert", "crit", "err",
+		"warning", "notice", "info", "debug",
+	};
+	int tty, i, ret = 0;
+
+	if (console_fd < 0)
+		return -1;
+	tty = tty_open("/dev/ttyS0");
+	if (tty < 0)
+		return -1;
+
+	kmsg_log_at(LOG_FAC_DAEMON | 6,
+		    "systemd[1]: systemd 252.39-1~deb12u1 running in system mode "
+		    "(+PAM +AUDIT +SELINUX +APPARMOR +IMA +SMACK +SECCOMP "
+		    "+GCRYPT -GNUTLS +OPENSSL +ACL +BLKID +CURL +ELFUTILS "
+		    "+FIDO2 +IDN2 -IDN +IPTC +KMOD +LIBCRYPTSETUP +LIBFDISK "
+		    "+PCRE2 -PWQUALITY +P11KIT +QRENCODE +TPM2 +BZIP2 +LZ4 +XZ "
+		    "+ZLIB +ZSTD -BPF_FRAMEWORK -XKBCOMMON +UTMP +SYSVINIT "
+		    "default-hierarchy=unified)");
+	kmsg_log_at(LOG_FAC_DAEMON | 6,
+		    "systemd[1]: Detected virtualization qemu.");
+	kmsg_log_at(LOG_FAC_DAEMON | 6,
+		    "systemd[1]: Detected architecture x86-64.");
+	settle(console_fd);
+	con_printf("\nWelcome to \033[1mDebian GNU/Linux 12 (bookworm)\033[0m!\n\n");
+	settle(console_fd);
+	kmsg_log_at(LOG_FAC_DAEMON | 6, "systemd[1]: Hostname set to <%s>.",
+		    GUEST_HOSTNAME);
+	kmsg_log_at(LOG_FAC_DAEMON | 4,
+		    "systemd[1]: Failed to open /dev/tpmrm0: No such file or directory");
+	settle(console_fd);
+	for (i = 0; i < 3; i++)
+		systemd_status("Started", i);
+	settle(console_fd);
+
+	/* The kernel's own records: the sysrq help, then drop_caches. */
+	if (sysrq('h') < 0)
+		ret = -1;
+	settle(console_fd);
+	for (i = 3; i < (int)ARRAY_SIZE(distro_units); i++)
+		systemd_status("Started", i);
+	settle(console_fd);
+	if (drop_caches() < 0)
+		ret = -1;
+	kmsg_log_at(6, "ringside-init: a record of two lines\n"
+		    "ringside-init: its second line");
+	settle(console_fd);
+
+	if (cloud_init() < 0)
+		ret = -1;
+	settle(console_fd);
+	for (i = 0; i < (int)ARRAY_SIZE(levels); i++)
+		kmsg_log_at(i, "ringside-init: a record at level %d (%s)", i,
+			    levels[i]);
+	settle(console_fd);
+	if (echo_to_console("guest: provisioning done") < 0)
+		ret = -1;
+
+	/* getty: the prompt stays on the wire without a newline. */
+	fd_printf(tty, "\nDebian GNU/Linux 12 %s ttyS0\n\n%s login: ",
+		  GUEST_HOSTNAME, GUEST_HOSTNAME);
+	if (tcdrain(tty) < 0)
+		con_perror("tcdrain /dev/ttyS0");
+	if (drop_caches() < 0)
+		ret = -1;
+	kmsg_log_at(LOG_FAC_DAEMON | 6,
+		    "systemd[1]: Received SIGTERM from PID 1 (init).");
+	settle(console_fd);
+
+	/* The shutdown. */
+	con_printf("         Stopping \033[0;1;39m%s\033[0m - %s...\n",
+		   distro_units[4][0], distro_units[4][1]);
+	systemd_status("Stopped", 4);
+	systemd_status("Stopped", 0);
+	settle(console_fd);
+	kmsg_log_at(LOG_FAC_DAEMON | 6,
+		    "systemd-shutdown[1]: Syncing filesystems and block devices.");
+	kmsg_log_at(LOG_FAC_DAEMON | 6, "systemd-shutdown[1]: Powering off.");
+	settle(console_fd);
+	close(tty);
+	return ret;
+}
+
+/*
+ * The oracle, for any case that ends in a poweroff: with
+ * ringside.oracle=TTY on the command line (ringside run --oracle FILE adds
+ * the UART and the parameter), init copies every record of the kernel
+ * ring, as /dev/kmsg gives it (header "prio,seq,usec,flags[,caller=..];",
+ * the text with control bytes, bytes >= 0x7f and '\' escaped as "\xNN",
+ * and the dictionary lines), to /dev/TTY, between "ringside-kmsg-begin"
+ * and "ringside-kmsg-end N" lines, with "ringside-kmsg-lost" where
+ * records were overwritten before it read them.  TTY is a UART of its own,
+ * so the copy does not disturb the console under test; the host compares
+ * it with its own reading of the ring in guest memory (ringside dmesg).
+ */
+#define ORACLE_PARAM	"ringside.oracle="
+
+static int oracle_one(const char *rec, size_t len, void *arg)
+{
+	int fd = *(int *)arg;
+
+	if (!rec)
+		return fd_printf(fd, "ringside-kmsg-lost\n");
+	return write_all(fd, rec, len);
+}
+
+static int oracle_write(void)
+{
+	char name[32], path[48];
+	struct termios t;
+	long n;
+	int fd;
+
+	if (!get_param(ORACLE_PARAM, name, sizeof(name)))
+		return 0;
+	if (!name[0] || strchr(name, '/')) {
+		con_printf("ringside-init: bad " ORACLE_PARAM "%s\n", name);
+		return -1;
+	}
+	snprintf(path, sizeof(path), "/dev/%s", name);
+	fd = tty_open(path);
+	if (fd < 0)
+		return -1;
+	/* The bytes as written: no '\r' before each '\n'. */
+	if (tcgetattr(fd, &t) == 0) {
+		cfmakeraw(&t);
+		cfsetospeed(&t, B115200);
+		if (tcsetattr(fd, TCSANOW, &t) < 0)
+			con_perror("tcsetattr");
+	}
+	fd_printf(fd, "ringside-kmsg-begin\n");
+	n = kmsg_for_each(oracle_one, &fd);
+	fd_printf(fd, "ringside-kmsg-end %ld\n", n);
+	if (tcdrain(fd) < 0)
+		con_perror("tcdrain");
+	close(fd);
+	return n < 0 ? -1 : 0;
 }
 
 /* Add new cases here; the name is what ringside.case= selects. */
@@ -865,6 +1242,7 @@ static const struct ringside_case {
 	{ "panic-test",		case_panic_test },
 	{ "fuzz",		case_fuzz },
 	{ "tick",		case_tick },
+	{ "distro",		case_distro },
 };
 
 int main(void)
@@ -886,6 +1264,8 @@ int main(void)
 			if (cases[i].run() < 0)
 				con_printf("ringside-init: case %s failed\n",
 					   name);
+			if (oracle_write() < 0)
+				con_printf("ringside-init: oracle failed\n");
 			power_off();
 		}
 	}
