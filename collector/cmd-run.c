@@ -32,6 +32,7 @@ static const struct {
     { "panic-test", RS_END_PANIC },
     { "fuzz", RS_END_PANIC },
     { "tick", RS_END_TIMEOUT },
+    { "distro", RS_END_POWEROFF },
 };
 
 static void print_transcript(const RsTranscript *t)
@@ -76,7 +77,7 @@ int rs_cmd_run(int argc, char **argv)
     RsL1Report l1;
     g_autofree char *qemu = NULL, *kernel = NULL, *initrd = NULL;
     g_autofree char *case_name = NULL, *accel = NULL, *out = NULL;
-    g_autofree char *append = NULL, *pace = NULL;
+    g_autofree char *append = NULL, *pace = NULL, *oracle = NULL;
     gboolean quiet = FALSE;
     int smp = -1, memory = -1, timeout = -1;   /* -1: not given */
     RsScenario sc;
@@ -109,6 +110,10 @@ int rs_cmd_run(int argc, char **argv)
           "off: as fast as QEMU can", "line|off" },
         { "append", 0, 0, G_OPTION_ARG_STRING, &append,
           "Extra kernel command line", "ARGS" },
+        { "oracle", 0, 0, G_OPTION_ARG_FILENAME, &oracle,
+          "A second UART (ttyS1) to FILE, to which /init copies the kernel "
+          "log from /dev/kmsg before a poweroff (ringside.oracle=ttyS1)",
+          "FILE" },
         { "out", 'o', 0, G_OPTION_ARG_FILENAME, &out,
           "Directory for console.log, events.jsonl and qemu.log "
           "(default: a new directory under /tmp)", "DIR" },
@@ -156,6 +161,14 @@ int rs_cmd_run(int argc, char **argv)
         g_free(case_name);
         case_name = g_strdup("fuzz");
     }
+    if (oracle) {
+        char *words = g_strdup_printf("%s%sringside.oracle=ttyS1",
+                                      append ? append : "",
+                                      append ? " " : "");
+
+        g_free(append);
+        append = words;
+    }
 #define OVERRIDE(field, value) \
     if (value) { g_free(cfg.field); cfg.field = g_steal_pointer(&value); }
     OVERRIDE(qemu, qemu);
@@ -166,6 +179,7 @@ int rs_cmd_run(int argc, char **argv)
     OVERRIDE(append, append);
     OVERRIDE(pace, pace);
     OVERRIDE(outdir, out);
+    OVERRIDE(oracle, oracle);
 #undef OVERRIDE
     if (smp != -1) {
         cfg.smp = smp;

@@ -52,6 +52,7 @@ void rs_guest_config_clear(RsGuestConfig *cfg)
     g_free(cfg->incoming);
     g_free(cfg->rr_mode);
     g_free(cfg->rr_file);
+    g_free(cfg->oracle);
 }
 
 void rs_guest_result_clear(RsGuestResult *res)
@@ -155,6 +156,13 @@ static GPtrArray *build_argv(const RsGuestConfig *cfg, const RsGuestResult *res)
     ARG("ringside-serial,id=ringside0,chardev=console,events=events,pace=%s"
         "%s%s%s", cfg->pace, cfg->no_tx_events ? ",tx-events=off" : "",
         cfg->mailbox ? ",mailbox=" : "", cfg->mailbox ? cfg->mailbox : "");
+    if (cfg->oracle) {
+        /* A plain 16550 at COM2's address: the guest's ttyS1. */
+        ARG("-chardev");
+        ARG("file,id=oracle,path=%s", cfg->oracle);
+        ARG("-device");
+        ARG("isa-serial,chardev=oracle,index=1,iobase=0x2f8,irq=3");
+    }
     if (cfg->incoming) {
         g_autofree char *q = g_shell_quote(cfg->incoming);
 
@@ -271,7 +279,9 @@ static gboolean prepare(const RsGuestConfig *cfg, RsGuestResult *res,
         (cfg->mailbox && !check_option_safe("scenario", cfg->mailbox,
                                             error)) ||
         (cfg->rr_file && !check_option_safe("replay log", cfg->rr_file,
-                                            error))) {
+                                            error)) ||
+        (cfg->oracle && !check_option_safe("--oracle", cfg->oracle,
+                                           error))) {
         return FALSE;
     }
     if (g_mkdir_with_parents(cfg->outdir, 0755) < 0) {

@@ -20,6 +20,7 @@ typedef struct {
     char *incoming;     /* start from this saved state (ringside fuzz) */
     char *rr_mode;      /* "record" or "replay": QEMU record/replay */
     char *rr_file;      /* its log */
+    char *oracle;       /* a second UART (ttyS1) writing to this file */
     int smp;
     int memory_mib;
     int timeout_s;
