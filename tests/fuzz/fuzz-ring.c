@@ -9,8 +9,9 @@
  * the input itself), patches the guest memory, and can defer one patch to
  * the Nth read callback to play a concurrent writer. Then: discovery,
  * first/next seq, a full iteration with formatting, random reads and
- * translations. The raw input is also fed to the note finder and the
- * VMCOREINFO parser. Any out-of-bounds access, UB or broken invariant
+ * translations. The raw input is also fed to the note finder, the
+ * VMCOREINFO parser and the console-line classifier. The static ring holds
+ * a block placed by the 6.19 rule, ending exactly at the ring end. Any out-of-bounds access, UB or broken invariant
  * (checked with __builtin_trap) is a finding.
  *
  * Input: [mode u8][hook_at u16][if mode&3==3: text_len u16, text]
@@ -151,11 +152,12 @@ static void bring_init(BRing *r, uint64_t start_idx)
     b64(r->prb + 72, r->head_lpos);         /* tail_lpos */
 }
 
-static void bring_push(BRing *r, const char *text, unsigned state, bool failed)
+/* fit: place the block by the 6.19 rule (may end on the ring end) */
+static void bring_push_len(BRing *r, const char *text, size_t len,
+                           unsigned state, bool failed, bool fit)
 {
     uint64_t dsize = 1ull << r->sb, count = 1ull << r->cb;
     uint64_t id = (r->head_id + 1) & ID_MASK, idx = id & (count - 1);
-    size_t len = strlen(text);
     uint64_t begin = 3, next = 3, i0;
     uint32_t d = r->descs + (uint32_t)idx * 24, in = r->infos +
                  (uint32_t)idx * 88;
@@ -170,7 +172,7 @@ static void bring_push(BRing *r, const char *text, unsigned state, bool failed)
         next = begin + size;
         i0 = begin & (dsize - 1);
         b64(data_pa(r, i0), id);
-        if (begin >> r->sb != next >> r->sb) {
+        if (begin >> r->sb != (fit ? next - 1 : next) >> r->sb) {
             next = (next & ~(dsize - 1)) + size;
             i0 = 0;
             b64(data_pa(r, 0), id);
@@ -199,7 +201,29 @@ static void bring_push(BRing *r, const char *text, unsigned state, bool failed)
     b64(r->prb + 64, r->head_lpos);
 }
 
-static void fill_ring(BRing *r)
+static void bring_push(BRing *r, const char *text, unsigned state, bool failed)
+{
+    bring_push_len(r, text, strlen(text), state, failed, false);
+}
+
+/* A record whose block ends exactly at the end of the data ring, left in
+ * place as 6.19 does (before, it would have wrapped to index 0). */
+static void bring_push_fit(BRing *r)
+{
+    static const char pat[] = "in place up to the ring end\n";
+    static char t[8192];
+    uint64_t rem = (1ull << r->sb) - (r->head_lpos & ((1ull << r->sb) - 1));
+    size_t i, len = (size_t)rem - 8;
+
+    check(rem >= 16 && len <= sizeof(t));
+    for (i = 0; i < len; i++) {
+        t[i] = pat[i % (sizeof(pat) - 1)];
+    }
+    bring_push_len(r, t, len, 2, false, true);
+    check((r->head_lpos & ((1ull << r->sb) - 1)) == 0);
+}
+
+static void fill_ring(BRing *r, bool fit)
 {
     bring_push(r, "Linux version 6.1.0-57-amd64", 2, false);
     bring_push(r, "multi\nline\nrecord", 2, false);
@@ -208,6 +232,9 @@ static void fill_ring(BRing *r)
     bring_push(r, "lost", 2, true);
     bring_push(r, "x\n", 2, false);
     bring_push(r, "reusable", 3, false);
+    if (fit) {
+        bring_push_fit(r);
+    }
     bring_push(r, "committed, not final", 1, false);
 }
 
@@ -277,7 +304,7 @@ static void build_base(void)
     s.cb = 4;
     s.sb = 10;
     bring_init(&s, 1024 - 96);
-    fill_ring(&s);
+    fill_ring(&s, true);
 
     d.prb = RB_DYN;
     d.descs = D_DESCS;
@@ -290,8 +317,8 @@ static void build_base(void)
     d.cb = 5;
     d.sb = 13;
     bring_init(&d, 4096 - 40);      /* blocks straddle the page split */
-    fill_ring(&d);
-    fill_ring(&d);
+    fill_ring(&d, false);
+    fill_ring(&d, false);
 
     base_text_len = gen_text(base_text, sizeof(base_text), false);
     check(base_text_len > 0);
@@ -303,6 +330,21 @@ static void build_base(void)
 }
 
 /* ---- the run ------------------------------------------------------------- */
+
+/* the console-line classifier: bounded, consistent, exact */
+static void check_notice(const uint8_t *p, size_t n)
+{
+    uint64_t c = 1, d = 2;
+    rs_console_notice k = rs_parse_console_notice(p, n, &c);
+    bool dropped = rs_parse_dropped_notice(p, n, &d);
+
+    check(k >= RS_NOTICE_NONE && k <= RS_NOTICE_PERF_EARLY);
+    check(rs_parse_console_notice(p, n, NULL) == k);
+    check(dropped == (k == RS_NOTICE_DROPPED));
+    check(dropped ? d == c && c != 0 : d == 2);
+    check(k == RS_NOTICE_DROPPED || k == RS_NOTICE_PERF_EARLY || c == 0);
+    check(k == RS_NOTICE_NONE || (n >= 2 && p[n - 1] != '\n'));
+}
 
 static void exercise_ring(const rs_ring *r, const uint8_t *in, size_t n)
 {
@@ -343,6 +385,14 @@ static void exercise_ring(const rs_ring *r, const uint8_t *in, size_t n)
                           RS_CONSOLE_LOG_MAX, out, sizeof(out));
             check(m < RS_CONSOLE_LOG_MAX);
             (void)rs_format(&rec, (unsigned)n & 7, n % 64, out, n % 32);
+            check(rec.force_con == ((rec.flags & RS_LOG_FORCE_CON) != 0));
+            check(!rec.force_con ||
+                  !rs_console_filtered_flags((int)(n % 9), NULL, rec.level,
+                                             rec.flags, rec.seq));
+            m = rs_format(&rec, 0, 0, out, sizeof(out));
+            if (m && m < sizeof(out)) {
+                check_notice((const uint8_t *)out, m - 1);
+            }
         }
     }
     /* random seqs and addresses */
@@ -374,12 +424,24 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     bool deferred;
 
     if (!inited) {
+        static char t[2048];
+        rs_record rec;
+
         build_base();
         inited = true;
+        /* the base image must decode, the 6.19 block (seq 7) included */
+        memcpy(g.mem, base, MEM_SIZE);
+        check(rs_vmci_parse(base_text, base_text_len, &vi, err,
+                            sizeof(err)) == RS_OK);
+        check(rs_vm_init(&vm, &vi, gread, &g) == RS_OK);
+        check(rs_ring_open(&ring, &vi, &vm, err, sizeof(err)) == RS_OK);
+        check(rs_ring_read(&ring, 7, &rec, t, sizeof(t)) == RS_REC_OK);
+        check(rec.text_len == 1024 - 80 - 8 && (rec.lpos_next & 1023) == 0);
     }
     /* the raw input as a buffer to search and as VMCOREINFO text */
     (void)rs_note_find(data, size, &tl, NULL);
     (void)rs_vmci_parse((const char *)data, size, &vi, err, sizeof(err));
+    check_notice(data, size);
 
     if (size < 3) {
         return 0;
