@@ -1,0 +1,236 @@
+"""The kernel matrix: every kernel ringside is tried on (the project kernel
+and each Debian bookworm flavour that scripts/fetch-stock-kernel.sh --matrix
+fetches) booted with /init's distro case, a realistic boot whose user space
+writes to the console between kernel records, paced and unpaced.  For each
+boot: how it ended, the device's verdicts at both levels, the overruns,
+and whether `ringside dmesg` of the guest's RAM equals the guest's own
+/dev/kmsg readout, which /init copies to a second UART (run --oracle).
+
+Used by tests/boot/test_matrix.py (TAP) and bench/kernel_matrix.py (the
+README's table)."""
+import json
+import os
+import re
+import subprocess
+import time
+
+cache = os.environ.get("RINGSIDE_CACHE", os.path.expanduser("~/.cache/ringside"))
+STOCK_FLAVOURS = ["6.1", "6.1-cloud", "6.1-rt", "6.12", "6.12-cloud", "6.12-rt"]
+PACES = ["line", "off"]
+# Line verdicts that are not problems; every other one with a count is.
+QUIET_LINES = ("ok", "user")
+
+
+def kernels():
+    """[(name, path)]: the project kernel, then each stock flavour (its path
+    under stock/matrix/, which may not exist if it was never fetched)."""
+    ks = [("project", os.path.join(cache, "kernel", "bzImage"))]
+    for f in STOCK_FLAVOURS:
+        ks.append((f, os.path.join(cache, "stock", "matrix", f)))
+    return ks
+
+
+def kernel_release(path):
+    """6.1.0-57-cloud-amd64 for stock/matrix/6.1-cloud; "" if not a link."""
+    try:
+        return os.path.basename(os.readlink(path)).replace("vmlinuz-", "")
+    except OSError:
+        return ""
+
+
+def kmsg_escape(data):
+    """The text as /dev/kmsg prints it: control bytes, bytes >= 0x7f and
+    '\\' as \\xNN (the kernel's msg_add_ext_text() rule)."""
+    return "".join("\\x%02x" % b if b < 0x20 or b >= 0x7f or b == 0x5c
+                   else chr(b) for b in data)
+
+
+def parse_oracle(path):
+    """The records /init copied to the second UART: a dict with "records"
+    ({seq: record}), "complete" (the end line was there and its count
+    matches), "lost" (overwritten before /init read them) and "error"."""
+    res = {"records": {}, "complete": False, "lost": 0, "error": ""}
+    try:
+        data = open(path, "rb").read().decode("ascii")
+    except (OSError, UnicodeDecodeError) as e:
+        # /dev/kmsg escapes every byte outside printable ASCII.
+        res["error"] = "unreadable oracle: %s" % e
+        return res
+    lines = data.split("\n")
+    if "ringside-kmsg-begin" not in lines:
+        res["error"] = "no ringside-kmsg-begin in %d bytes" % len(data)
+        return res
+    rec = None
+    for line in lines[lines.index("ringside-kmsg-begin") + 1:]:
+        if line == "ringside-kmsg-lost":
+            res["lost"] += 1
+        elif line.startswith("ringside-kmsg-end "):
+            n = line.split()[1]
+            res["complete"] = n == str(len(res["records"]))
+            if not res["complete"]:
+                res["error"] = "end line says %s records, %d read" % (n, len(res["records"]))
+            return res
+        elif line.startswith(" ") and rec is not None:
+            key, _, val = line[1:].partition("=")
+            rec["dict"][key] = val
+        else:
+            m = re.match(r"^([0-9]+),([0-9]+),([0-9]+),[^,;]*((?:,[^;]*)?);(.*)$", line)
+            if not m:
+                res["error"] = "malformed oracle line %r" % line[:200]
+                return res
+            extra = dict(kv.partition("=")[::2] for kv in m.group(4).split(",") if kv)
+            prio = int(m.group(1))
+            rec = {"seq": int(m.group(2)), "level": prio & 7, "facility": prio >> 3,
+                   "usec": int(m.group(3)), "text": m.group(5), "dict": {}}
+            if "caller" in extra:
+                rec["caller"] = extra["caller"]
+            res["records"][rec["seq"]] = rec
+    res["error"] = res["error"] or "no ringside-kmsg-end: the copy was cut short"
+    return res
+
+
+def _raw_bytes_json(line):
+    """ringside dmesg --json writes a byte that is not valid UTF-8 as
+    \\u00XX, the same as the character U+00XX written as UTF-8: keep them
+    apart (as a lone surrogate that surrogateescape turns back into the
+    byte) before json.loads."""
+    def esc(m):
+        s = m.group(0)
+        if re.match(r"\\u00[89a-fA-F][0-9a-fA-F]$", s):
+            return "\\udc" + s[4:]
+        return s
+    return json.loads(re.sub(r"\\(u[0-9a-fA-F]{4}|.)", esc, line))
+
+
+def ringside_records(ringside, ram):
+    """{seq: record} of `ringside dmesg --json` on the RAM file, in the
+    oracle's shape; (records, stderr, exit status)."""
+    p = subprocess.run([ringside, "dmesg", "--json", ram], capture_output=True,
+                       timeout=120)
+    recs = {}
+    for line in p.stdout.decode("utf-8", "surrogateescape").split("\n"):
+        if not line:
+            continue
+        j = _raw_bytes_json(line)
+        text = j["text"].encode("utf-8", "surrogateescape")
+        rec = {"seq": j["seq"], "level": j["level"], "facility": j["facility"],
+               "usec": j["ts_nsec"] // 1000, "text": kmsg_escape(text),
+               "caller": j.get("caller"), "dict": {}}
+        for key, name in (("subsystem", "SUBSYSTEM"), ("device", "DEVICE")):
+            if key in j:
+                rec["dict"][name] = kmsg_escape(j[key].encode("utf-8", "surrogateescape"))
+        recs[rec["seq"]] = rec
+    return recs, p.stderr.decode("utf-8", "replace"), p.returncode
+
+
+def compare(oracle, ours):
+    """Every record of the oracle must be in ours, equal in seq, level,
+    facility, time stamp, text and dictionary (and caller, where the kernel
+    prints it); ours must hold no record the oracle's seq range lacks.
+    Returns (equal, total, first difference or "")."""
+    recs = oracle["records"]
+    if not recs:
+        return 0, 0, oracle["error"] or "empty oracle"
+    equal, diff = 0, ""
+    for seq in sorted(recs):
+        a, b = recs[seq], ours.get(seq)
+        if b is None:
+            diff = diff or "seq %d: not in ringside dmesg: %r" % (seq, a)
+            continue
+        fields = ["level", "facility", "usec", "text", "dict"]
+        if "caller" in a:
+            fields.append("caller")
+        bad = [f for f in fields if a[f] != b[f]]
+        if bad:
+            diff = diff or "seq %d differs in %s:\n guest:    %r\n ringside: %r" % (
+                seq, ",".join(bad), a, b)
+        else:
+            equal += 1
+    lo, hi = min(recs), max(recs)
+    extra = [s for s in ours if lo <= s <= hi and s not in recs]
+    if extra and not oracle["lost"]:
+        diff = diff or "ringside dmesg has records the guest did not read: %r" % extra[:5]
+    if not oracle["complete"]:
+        diff = diff or oracle["error"]
+    return equal, len(recs) + (len(extra) if not oracle["lost"] else 0), diff
+
+
+def summary_fields(line):
+    """key=value words of run's summary line."""
+    return dict(w.split("=", 1) for w in line.split() if "=" in w)
+
+
+def boot(ringside, name, kernel, pace, out, timeout=120):
+    """One boot of the matrix; a dict describing it (see row())."""
+    oracle_path = os.path.join(out, "oracle.txt")
+    t0 = time.time()
+    r = subprocess.run([ringside, "run", "-q", "--out", out, "--kernel", kernel,
+                        "--case", "distro", "--pace", pace, "--smp", "2",
+                        "--memory", "256", "--timeout", str(timeout),
+                        "--oracle", oracle_path, "--append", "printk.devkmsg=on"],
+                       capture_output=True, text=True, errors="replace")
+    b = {"kernel": name, "release": kernel_release(kernel), "pace": pace,
+         "rc": r.returncode, "wall": time.time() - t0,
+         "summary": (r.stdout.strip().split("\n") or [""])[-1],
+         "stderr": r.stderr.strip()}
+    s = summary_fields(b["summary"])
+    b["ended"] = s.get("ended", "?")
+    b["verdict"] = s.get("verdict", "?")
+    b["l1"] = s.get("l1")
+    b["overrun"] = int(s.get("overrun", "0"))
+    rep = subprocess.run([ringside, "report", "--json", os.path.join(out, "events.jsonl")],
+                         capture_output=True, text=True)
+    try:
+        b["report"] = json.loads(rep.stdout)
+    except ValueError:
+        b["report"] = {}
+    try:
+        console = open(os.path.join(out, "console.log"), "rb").read()
+    except OSError:
+        console = b""
+    # The distro case ran to its end: its prompt and last records are on the wire.
+    b["distro"] = (b"guest login: " in console and
+                   b"systemd-shutdown[1]: Powering off." in console and
+                   b"case distro failed" not in console)
+    oracle = parse_oracle(oracle_path)
+    ours, err, drc = ringside_records(ringside, os.path.join(out, "guest.ram"))
+    b["dmesg_rc"] = drc
+    b["equal"], b["total"], b["diff"] = compare(oracle, ours)
+    if drc and not b["diff"]:
+        b["diff"] = "ringside dmesg exit %d: %s" % (drc, err.strip())
+    b["lost"] = oracle["lost"]
+    return b
+
+
+def counts(section):
+    """'ok 177, user 26' from a {verdict: count} map: the non-zero ones."""
+    return ", ".join("%s %d" % kv for kv in section.items() if kv[1]) or "-"
+
+
+def row(b):
+    """The table's cells for one boot."""
+    rep = b["report"]
+    l0 = counts(rep.get("lines", {}))
+    recs = counts(rep.get("records", {}))
+    l0 += "; records: " + recs if recs != "-" else ""
+    if "l1" in rep:
+        l1 = counts(rep["l1"]["brackets"]) + "; records: " + counts(rep["l1"]["records"])
+    else:
+        l1 = "-"
+    agree = "%d/%d equal" % (b["equal"], b["total"])
+    if b["diff"] or b["dmesg_rc"]:
+        agree += " (DIFFERENT)"
+    return [b["kernel"] + (" (%s)" % b["release"] if b["release"] else ""), b["pace"],
+            b["ended"], b["verdict"] + ("" if b["l1"] is None else ", l1 " + b["l1"]),
+            l0, l1, str(b["overrun"]), agree, "%.1f" % b["wall"]]
+
+
+HEADER = ["kernel", "pace", "ended", "verdict", "level 0 (lines; records)",
+          "level 1 (brackets; records)", "overruns", "ringside dmesg vs /dev/kmsg",
+          "wall s"]
+
+
+def markdown(rows):
+    out = ["| " + " | ".join(HEADER) + " |", "|" + "---|" * len(HEADER)]
+    out += ["| " + " | ".join(r) + " |" for r in rows]
+    return "\n".join(out)
