@@ -10,6 +10,9 @@ boot must:
   - be judged clean at level 0 with 0 transmitter overruns (user space's
     lines are not the kernel's problems), and clean at level 1 on the
     project kernel, the one that brackets its records;
+  - have as many lines judged `user` as the wire has lines (or parts of
+    a line before a kernel record: a prompt) that are no ring record's
+    console line, counted here from the ring independently;
   - have `ringside dmesg` of its RAM file equal, record for record, the
     guest's own /dev/kmsg readout, which /init copies to a second UART
     (ttyS1, `ringside run --oracle`): an oracle that needs neither crash
@@ -49,7 +52,7 @@ def main():
     want = arg("--kernels", [n for n, _ in km.kernels()])
     paces = arg("--pace", km.PACES)
     ks = [(n, p) for n, p in km.kernels() if n in want]
-    print("1..%d" % sum(4 if n == "project" else 3 for n, _ in ks for _ in paces))
+    print("1..%d" % sum(5 if n == "project" else 4 for n, _ in ks for _ in paces))
     base = tempfile.mkdtemp(prefix="ringside-matrix-")
     rows, t0 = [], time.time()
     try:
@@ -57,7 +60,7 @@ def main():
             for pace in paces:
                 what = "%s pace=%s" % (name, pace)
                 if not os.path.exists(path):
-                    n = 4 if name == "project" else 3
+                    n = 5 if name == "project" else 4
                     for _ in range(n):
                         check("%s: kernel %s" % (what, path), False,
                               "not fetched: scripts/fetch-stock-kernel.sh --matrix")
@@ -77,6 +80,11 @@ def main():
                       lines.get("ok", 0) > 100,
                       "verdict %s, overrun %d, lines %s, records %s" % (
                           b["verdict"], b["overrun"], lines, rep.get("records")))
+                check("%s: the lines called user are user space's, %d of them"
+                      % (what, b["wire_user"]),
+                      b["wire_user"] > 10 and lines.get("user") == b["wire_user"],
+                      "device: %s user lines; wire lines that are no record's "
+                      "console line: %d" % (lines.get("user"), b["wire_user"]))
                 if name == "project":
                     l1 = rep.get("l1", {})
                     check("%s: level 1 clean" % what,

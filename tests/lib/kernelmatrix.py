@@ -115,7 +115,7 @@ def ringside_records(ringside, ram):
         text = j["text"].encode("utf-8", "surrogateescape")
         rec = {"seq": j["seq"], "level": j["level"], "facility": j["facility"],
                "usec": j["ts_nsec"] // 1000, "text": kmsg_escape(text),
-               "caller": j.get("caller"), "dict": {}}
+               "caller": j.get("caller"), "dict": {}, "raw": text}
         for key, name in (("subsystem", "SUBSYSTEM"), ("device", "DEVICE")):
             if key in j:
                 rec["dict"][name] = kmsg_escape(j[key].encode("utf-8", "surrogateescape"))
@@ -155,6 +155,27 @@ def compare(oracle, ours):
     return equal, len(recs) + (len(extra) if not oracle["lost"] else 0), diff
 
 
+def console_lines(rec, caller):
+    """The lines the console prints for a record (record_print_text()):
+    the time stamp, the caller with CONFIG_PRINTK_CALLER, on each line."""
+    prefix = "[%5d.%06d]" % (rec["usec"] // 10**6, rec["usec"] % 10**6)
+    if caller:
+        prefix += "[%6s]" % rec["caller"]
+    return [prefix.encode() + b" " + t for t in rec["raw"].split(b"\n")]
+
+
+def wire_user_lines(wire, recs, caller):
+    """How many console lines are user space's, counted independently of
+    the device: a line that is no record's console line, and the part of a
+    line before a record's line that ends it (a prompt the record
+    followed).  Empty lines count too."""
+    kernel = set()
+    for rec in recs.values():
+        kernel.update(console_lines(rec, caller))
+    return sum(1 for line in wire.replace(b"\r", b"").split(b"\n")[:-1]
+               if line not in kernel)
+
+
 def summary_fields(line):
     """key=value words of run's summary line."""
     return dict(w.split("=", 1) for w in line.split() if "=" in w)
@@ -178,6 +199,8 @@ def boot(ringside, name, kernel, pace, out, timeout=120):
     b["verdict"] = s.get("verdict", "?")
     b["l1"] = s.get("l1")
     b["overrun"] = int(s.get("overrun", "0"))
+    # Whether run judged the boot's timing faithful on this host, if it says.
+    b["faithful"] = s.get("faithful", "-")
     rep = subprocess.run([ringside, "report", "--json", os.path.join(out, "events.jsonl")],
                          capture_output=True, text=True)
     try:
@@ -199,6 +222,8 @@ def boot(ringside, name, kernel, pace, out, timeout=120):
     if drc and not b["diff"]:
         b["diff"] = "ringside dmesg exit %d: %s" % (drc, err.strip())
     b["lost"] = oracle["lost"]
+    caller = any("caller" in r for r in oracle["records"].values())
+    b["wire_user"] = wire_user_lines(console, ours, caller)
     return b
 
 
@@ -222,12 +247,12 @@ def row(b):
         agree += " (DIFFERENT)"
     return [b["kernel"] + (" (%s)" % b["release"] if b["release"] else ""), b["pace"],
             b["ended"], b["verdict"] + ("" if b["l1"] is None else ", l1 " + b["l1"]),
-            l0, l1, str(b["overrun"]), agree, "%.1f" % b["wall"]]
+            l0, l1, str(b["overrun"]), agree, b["faithful"], "%.1f" % b["wall"]]
 
 
 HEADER = ["kernel", "pace", "ended", "verdict", "level 0 (lines; records)",
           "level 1 (brackets; records)", "overruns", "ringside dmesg vs /dev/kmsg",
-          "wall s"]
+          "faithful", "wall s"]
 
 
 def markdown(rows):
