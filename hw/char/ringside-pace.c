@@ -1,17 +1,35 @@
 /*
- * ringside-serial, pace=line: a 16550A transmitter that runs at the line
- * rate the guest programmed.
+ * ringside-serial's transmitter: a 16550A transmit FIFO and shift register
+ * that the device runs itself, in both pacing modes.
  *
- * QEMU's UART model hands each THR byte to its chardev at once, so a guest
- * console under emulation runs some 75 times faster than a 115200-baud
- * line.  Here bytes queue in a 16-byte transmit FIFO (one byte with the
- * FIFO off), move to the shift register, and leave it one character time
- * later, as the divisor latch and LCR say (start, data, parity and stop
- * bits: the embedded UART's char_transmit_time).  LSR.THRE and TEMT and
- * the THRE interrupt follow that model, so both the 8250 driver's polled
- * console path and its interrupt-driven path see real timing.  The model
- * runs on QEMU's virtual clock with a timer, never blocking the vCPU, so
- * it is deterministic under -icount and record/replay.
+ * pace=line: QEMU's UART model hands each THR byte to its chardev at once,
+ * so a guest console under emulation runs some 75 times faster than a
+ * 115200-baud line.  Here bytes queue in a 16-byte transmit FIFO (one byte
+ * with the FIFO off), move to the shift register, and leave it one
+ * character time later, as the divisor latch and LCR say (start, data,
+ * parity and stop bits: the embedded UART's char_transmit_time).  LSR.THRE
+ * and TEMT and the THRE interrupt follow that model, so both the 8250
+ * driver's polled console path and its interrupt-driven path see real
+ * timing.
+ *
+ * The line is a function of virtual time alone: each character starts when
+ * the previous one ended, and every register access first brings the model
+ * up to now.  The timer only serves the guest that does not look (the THRE
+ * interrupt, the end of a flush); a timer that runs late, because vCPUs
+ * hold the host's cores, never slows the line.  Deterministic under -icount
+ * and record/replay.
+ *
+ * pace=off: the character time is 0, so a byte goes to the chardev the
+ * moment it is written, as with QEMU's UART.
+ *
+ * In both modes a byte the chardev refuses (a full socket or pipe) stays in
+ * the shift register, with THRE and TEMT low as under hardware flow
+ * control, and is retried one character time (at the programmed rate)
+ * later, RS_WIRE_RETRIES times; then it is dropped, counted (tx-refused)
+ * and reported ("wire" event with "refused").  A byte written while the
+ * transmitter is full is lost as on a 16550A, counted (tx-overruns) and
+ * reported ("overrun" event).  So nothing the guest writes is lost
+ * silently: sent + refused + overrun + cleared = THR writes.
  *
  * The embedded UART keeps everything else (receive path, modem lines,
  * divisor and LCR); this file interposes on THR, IER, IIR, FCR and LSR.
@@ -48,10 +66,16 @@ static void pace_uart_irq(void *opaque, int n, int level)
     pace_update_irq(s);
 }
 
-static uint64_t pace_char_ns(RingsideSerialState *s)
+/* One character time at the programmed rate; never 0. */
+static int64_t pace_rate_ns(RingsideSerialState *s)
 {
-    /* The UART computes it from the divisor and LCR; never let it be 0. */
     return MAX(s->serial.char_transmit_time, 1);
+}
+
+/* How long a character is in the shift register: 0 unpaced. */
+static int64_t pace_char_ns(RingsideSerialState *s)
+{
+    return s->pace ? pace_rate_ns(s) : 0;
 }
 
 /* THRE has just become true: raise the THRE interrupt, as a 16550 does. */
@@ -61,54 +85,110 @@ static void pace_thr_empty(RingsideSerialState *s)
     pace_update_irq(s);
 }
 
-static void pace_start_next(RingsideSerialState *s)
+/* Move the FIFO's head to the shift register; it starts at @start. */
+static void pace_load_tsr(RingsideSerialState *s, int64_t start)
 {
-    int64_t now = qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL);
-
     s->tsr = s->txq[s->txq_head];
     s->tsr_index = s->txq_index[s->txq_head];
     s->txq_head = (s->txq_head + 1) % RS_TX_FIFO;
     s->txq_len--;
     s->tsr_busy = true;
     s->tsr_retries = 0;
-    timer_mod(s->tx_timer, now + pace_char_ns(s));
+    s->tsr_end = start + pace_char_ns(s);
     if (!s->txq_len) {
         pace_thr_empty(s);
     }
 }
 
-/* The byte in the shift register has been clocked out onto the line. */
-static void pace_tx_done(void *opaque)
+/*
+ * The shift register's byte is due at @now: hand it to the chardev.
+ * Returns false if the chardev refused it and a retry is due later; the
+ * byte then went at *wt (now, or its due time if it went at the first try).
+ */
+static bool pace_send(RingsideSerialState *s, int64_t now, int64_t *wt)
 {
-    RingsideSerialState *s = opaque;
-    int64_t now = qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL);
     bool refused = false;
 
-    if (qemu_chr_fe_backend_connected(&s->serial.chr) &&
-        qemu_chr_fe_write(&s->serial.chr, &s->tsr, 1) != 1) {
-        /* A busy backend holds the line, as flow control would. */
-        if (s->tsr_retries++ < RS_WIRE_RETRIES) {
-            timer_mod(s->tx_timer, now + pace_char_ns(s));
-            return;
+    int rc = 1;
+
+    if (qemu_chr_fe_backend_connected(&s->serial.chr)) {
+        rc = qemu_chr_fe_write(&s->serial.chr, &s->tsr, 1);
+    }
+    if (rc != 1) {
+        /* Only a busy chardev is worth waiting for, not a broken one. */
+        bool busy = rc == 0 || errno == EAGAIN || errno == EINTR;
+
+        if (busy && s->tsr_retries < RS_WIRE_RETRIES) {
+            s->tsr_retries++;
+            /* From now: the chardev's reader needs host time, not a loop. */
+            s->tsr_end = now + pace_rate_ns(s);
+            return false;
         }
         refused = true;
         s->tx_refused++;
+        trace_ringside_serial_refused(s->tsr_index);
     }
-    trace_ringside_serial_wire(s->tsr_index, now);
-    if (s->tx_events) {
-        ringside_events_printf(s, "{\"v\":%d,\"ev\":\"wire\",\"i\":%"
-                               PRIu64 ",\"wt\":%" PRId64 "%s}\n",
-                               RINGSIDE_EVENTS_VERSION, s->tsr_index, now,
-                               refused ? ",\"refused\":1" : "");
+    /* A byte that waited for its chardev left when it was taken. */
+    *wt = s->tsr_retries ? now : s->tsr_end;
+    trace_ringside_serial_wire(s->tsr_index, *wt);
+    /* Unpaced, a byte on time is on the wire when written ("tx" says it). */
+    if (s->tx_events || refused) {
+        if (s->pace || refused || s->tsr_retries) {
+            ringside_events_printf(s, "{\"v\":%d,\"ev\":\"wire\",\"i\":%"
+                                   PRIu64 ",\"wt\":%" PRId64 "%s}\n",
+                                   RINGSIDE_EVENTS_VERSION, s->tsr_index,
+                                   *wt, refused ? ",\"refused\":1" : "");
+        }
     }
     /* What is judged is what reached the console: not overruns or refusals */
     if (s->ring_auto && !refused) {
-        ringside_verify_byte(s, s->tsr, s->tsr_index, now);
+        ringside_verify_byte(s, s->tsr, s->tsr_index, *wt);
     }
     s->tsr_busy = false;
-    if (s->txq_len) {
-        pace_start_next(s);
+    return true;
+}
+
+/* Keep the timer on the shift register's next event, if any. */
+static void pace_arm(RingsideSerialState *s)
+{
+    int64_t at = (int64_t)timer_expire_time_ns(s->tx_timer);
+
+    if (!s->tsr_busy) {
+        if (at != -1) {
+            timer_del(s->tx_timer);
+        }
+    } else if (at != s->tsr_end) {
+        timer_mod(s->tx_timer, s->tsr_end);
     }
+}
+
+/*
+ * Bring the transmitter up to virtual time @now: send every character
+ * whose time has come, each starting when the one before it ended.  Each
+ * pass empties the shift register or stops, so at most FIFO + 1 passes.
+ */
+static void pace_advance(RingsideSerialState *s, int64_t now)
+{
+    unsigned n;
+
+    for (n = 0; n <= RS_TX_FIFO && s->tsr_busy && s->tsr_end <= now; n++) {
+        int64_t wt;
+
+        if (!pace_send(s, now, &wt)) {
+            break;
+        }
+        if (s->txq_len) {
+            pace_load_tsr(s, wt);
+        }
+    }
+    pace_arm(s);
+}
+
+static void pace_timer(void *opaque)
+{
+    RingsideSerialState *s = opaque;
+
+    pace_advance(s, qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL));
 }
 
 /* Returns false when the byte was lost to an overrun. */
@@ -116,10 +196,13 @@ bool ringside_pace_thr_write(RingsideSerialState *s, uint8_t byte,
                              uint64_t index)
 {
     unsigned cap = (s->serial.fcr & RS_FCR_FE) ? RS_TX_FIFO : 1;
+    int64_t now = qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL);
 
+    pace_advance(s, now);
     if (s->txq_len >= cap) {
         /* A full 16550 transmitter loses what is written to it. */
         s->tx_overruns++;
+        trace_ringside_serial_overrun(index);
         if (!s->overrun_logged) {
             s->overrun_logged = true;
             qemu_log_mask(LOG_GUEST_ERROR, "ringside-serial: THR written "
@@ -134,7 +217,9 @@ bool ringside_pace_thr_write(RingsideSerialState *s, uint8_t byte,
     s->txq_len++;
     s->thri_pending = false;
     if (!s->tsr_busy) {
-        pace_start_next(s);
+        pace_load_tsr(s, now);
+        /* Unpaced, it goes now. */
+        pace_advance(s, now);
     }
     pace_update_irq(s);
     return true;
@@ -143,8 +228,12 @@ bool ringside_pace_thr_write(RingsideSerialState *s, uint8_t byte,
 uint64_t ringside_pace_read(RingsideSerialState *s, hwaddr addr)
 {
     bool dlab = s->serial.lcr & RS_LCR_DLAB;
-    uint64_t v = serial_io_ops.read(&s->serial, addr, 1);
+    uint64_t v;
 
+    if (addr == RS_REG_LSR || addr == RS_REG_IIR) {
+        pace_advance(s, qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL));
+    }
+    v = serial_io_ops.read(&s->serial, addr, 1);
     switch (addr) {
     case RS_REG_IER:
         return dlab ? v : s->ier;
@@ -176,6 +265,9 @@ void ringside_pace_write(RingsideSerialState *s, hwaddr addr, uint8_t val)
 {
     bool dlab = s->serial.lcr & RS_LCR_DLAB;
 
+    if ((addr == RS_REG_IER && !dlab) || addr == RS_REG_FCR) {
+        pace_advance(s, qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL));
+    }
     if (addr == RS_REG_IER && !dlab) {
         bool thri_on = (val & RS_IER_THRI) && !(s->ier & RS_IER_THRI);
 
@@ -213,8 +305,8 @@ void ringside_pace_write(RingsideSerialState *s, hwaddr addr, uint8_t val)
         !s->divisor0_logged) {
         s->divisor0_logged = true;
         qemu_log_mask(LOG_GUEST_ERROR, "ringside-serial: divisor 0; the "
-                      "line runs at %" PRIu64 " ns a character, as QEMU's "
-                      "UART rates it\n", pace_char_ns(s));
+                      "line runs at %" PRId64 " ns a character, as QEMU's "
+                      "UART rates it\n", pace_rate_ns(s));
     }
 }
 
@@ -223,6 +315,7 @@ void ringside_pace_reset(RingsideSerialState *s)
     timer_del(s->tx_timer);
     s->txq_head = s->txq_len = 0;
     s->tsr_busy = false;
+    s->tsr_end = 0;
     s->ier = 0;
     s->thri_pending = false;
     pace_update_irq(s);
@@ -231,7 +324,7 @@ void ringside_pace_reset(RingsideSerialState *s)
 void ringside_pace_realize(RingsideSerialState *s)
 {
     s->serial.irq = qemu_allocate_irq(pace_uart_irq, s, 0);
-    s->tx_timer = timer_new_ns(QEMU_CLOCK_VIRTUAL, pace_tx_done, s);
+    s->tx_timer = timer_new_ns(QEMU_CLOCK_VIRTUAL, pace_timer, s);
 }
 
 void ringside_pace_unrealize(RingsideSerialState *s)
@@ -241,28 +334,56 @@ void ringside_pace_unrealize(RingsideSerialState *s)
     qemu_free_irq(s->serial.irq);
 }
 
-static bool pace_needed(void *opaque)
+static int pace_pre_load(void *opaque)
 {
     RingsideSerialState *s = opaque;
 
-    return s->pace;
+    /* Version 1 streams have no tsr_end: post_load takes the timer's. */
+    s->tsr_end = -1;
+    return 0;
 }
 
 static int pace_post_load(void *opaque, int version_id)
 {
     RingsideSerialState *s = opaque;
+    int64_t now = qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL);
+    /* Past a retry's wait, a byte cannot be due later than this. */
+    int64_t horizon = now + (RS_WIRE_RETRIES + 1) * pace_rate_ns(s);
 
-    if (s->txq_head >= RS_TX_FIFO || s->txq_len > RS_TX_FIFO) {
+    if (s->txq_head >= RS_TX_FIFO || s->txq_len > RS_TX_FIFO ||
+        (!(s->serial.fcr & RS_FCR_FE) && s->txq_len > 1) ||
+        s->tsr_retries > RS_WIRE_RETRIES || (s->ier & ~0x0f) ||
+        (s->txq_len && !s->tsr_busy)) {
         return -EINVAL;
     }
+    if (s->tsr_busy) {
+        if (s->tsr_end == -1) {
+            s->tsr_end = (int64_t)timer_expire_time_ns(s->tx_timer);
+            if (s->tsr_end == -1) {
+                s->tsr_end = now;
+            }
+        }
+        if (s->tsr_end < 0 || s->tsr_end > horizon) {
+            return -EINVAL;
+        }
+    }
+    s->pace_loaded = true;
+    pace_arm(s);
     return 0;
 }
 
+static bool pace_needed(void *opaque)
+{
+    return true;
+}
+
+/* Both modes run the transmitter: always migrated. */
 const VMStateDescription vmstate_ringside_pace = {
     .name = "ringside-serial/pace",
-    .version_id = 1,
+    .version_id = 2,
     .minimum_version_id = 1,
     .needed = pace_needed,
+    .pre_load = pace_pre_load,
     .post_load = pace_post_load,
     .fields = (VMStateField[]) {
         VMSTATE_BOOL(uart_irq_level, RingsideSerialState),
@@ -280,6 +401,7 @@ const VMStateDescription vmstate_ringside_pace = {
         VMSTATE_UINT64(tx_overruns, RingsideSerialState),
         VMSTATE_UINT64(tx_refused, RingsideSerialState),
         VMSTATE_UINT64(tx_cleared, RingsideSerialState),
+        VMSTATE_INT64_V(tsr_end, RingsideSerialState, 2),
         VMSTATE_END_OF_LIST()
     }
 };

@@ -23,6 +23,7 @@
 #include "qemu/timer.h"
 #include "qemu/units.h"
 #include "qemu/log.h"
+#include "qemu/error-report.h"
 #include "hw/acpi/acpi_aml_interface.h"
 #include "hw/core/cpu.h"
 #include "hw/qdev-properties.h"
@@ -123,14 +124,12 @@ static uint64_t ringside_record_tx(RingsideSerialState *s, uint8_t byte)
 {
     bool events = s->tx_events && qemu_chr_fe_backend_connected(&s->events);
     bool loop = s->serial.mcr & RS_MCR_LOOP;
-    bool check = s->ring_auto && !loop && !s->pace;
     int cpu = current_cpu ? current_cpu->cpu_index : -1;
     uint64_t i = s->tx_bytes++;
     int64_t vt = 0;
 
     /* Per byte: read the clocks only for what will use them. */
-    if (events || trace_event_get_state_backends(TRACE_RINGSIDE_SERIAL_TX) ||
-        (check && rs_match_wants_time(&s->match, byte))) {
+    if (events || trace_event_get_state_backends(TRACE_RINGSIDE_SERIAL_TX)) {
         vt = qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL);
     }
     trace_ringside_serial_tx(i, vt, cpu, byte);
@@ -143,10 +142,7 @@ static uint64_t ringside_record_tx(RingsideSerialState *s, uint8_t byte)
                                qemu_clock_get_ns(QEMU_CLOCK_HOST), cpu, byte,
                                loop ? ",\"loop\":1" : "");
     }
-    /* Unpaced, the byte is on the wire now; paced, once it leaves it. */
-    if (check) {
-        ringside_verify_byte(s, byte, i, vt);
-    }
+    /* It is judged once it leaves the wire (ringside-pace.c). */
     return i;
 }
 
@@ -158,10 +154,7 @@ static uint64_t ringside_serial_read(void *opaque, hwaddr addr, unsigned size)
     if (addr == RS_REG_SCR && s->ext_base && ringside_ext_scr_read(s, &val)) {
         return val;
     }
-    if (s->pace) {
-        return ringside_pace_read(s, addr);
-    }
-    return serial_io_ops.read(&s->serial, addr, size);
+    return ringside_pace_read(s, addr);
 }
 
 static void ringside_serial_write(void *opaque, hwaddr addr, uint64_t val,
@@ -175,7 +168,7 @@ static void ringside_serial_write(void *opaque, hwaddr addr, uint64_t val,
         bool loop = s->serial.mcr & RS_MCR_LOOP;
         bool sent = true;
 
-        if (s->pace && !loop) {
+        if (!loop) {
             sent = ringside_pace_thr_write(s, val, i);
         } else {
             serial_io_ops.write(&s->serial, addr, val, size);
@@ -188,11 +181,7 @@ static void ringside_serial_write(void *opaque, hwaddr addr, uint64_t val,
     if (addr == RS_REG_SCR && s->ext_base) {
         ringside_ext_scr_write(s, val);
     }
-    if (s->pace) {
-        ringside_pace_write(s, addr, val);
-        return;
-    }
-    serial_io_ops.write(&s->serial, addr, val, size);
+    ringside_pace_write(s, addr, val);
 }
 
 /* Same access rules as QEMU's 16550: byte-wide, eight registers. */
@@ -264,11 +253,7 @@ static void ringside_serial_realize(DeviceState *dev, Error **errp)
     }
 
     s->irq = isa_get_irq(isadev, s->isairq);
-    if (s->pace) {
-        ringside_pace_realize(s);
-    } else {
-        s->serial.irq = s->irq;
-    }
+    ringside_pace_realize(s);
     if (!qdev_realize(DEVICE(&s->serial), NULL, errp)) {
         return;
     }
@@ -293,9 +278,7 @@ static void ringside_serial_reset(DeviceState *dev)
 {
     RingsideSerialState *s = RINGSIDE_SERIAL(dev);
 
-    if (s->pace) {
-        ringside_pace_reset(s);
-    }
+    ringside_pace_reset(s);
     if (s->ring_auto) {
         ringside_verify_reset(s);
         ringside_ext_reset(s);
@@ -313,9 +296,7 @@ static void ringside_serial_unrealize(DeviceState *dev)
     }
     qemu_chr_fe_deinit(&s->events, false);
     qdev_unrealize(DEVICE(&s->serial));
-    if (s->pace) {
-        ringside_pace_unrealize(s);
-    }
+    ringside_pace_unrealize(s);
     if (s->ring_auto) {
         ringside_attach_unrealize(s);
         ringside_verify_unrealize(s);
@@ -342,10 +323,24 @@ static void ringside_serial_build_aml(AcpiDevAmlIf *adev, Aml *scope)
  * A restored device writes to a new event stream: say where its byte
  * count resumes, so a reader knows the bytes before were not lost.
  */
+static int ringside_serial_pre_load(void *opaque)
+{
+    RingsideSerialState *s = opaque;
+
+    s->pace_loaded = false;
+    return 0;
+}
+
 static int ringside_serial_post_load(void *opaque, int version_id)
 {
     RingsideSerialState *s = opaque;
 
+    /* Saved before pace=off ran through the device's transmitter too. */
+    if (!s->pace_loaded) {
+        error_report("ringside-serial: the saved state has no transmitter "
+                     "state (an older ringside-serial with pace=off)");
+        return -EINVAL;
+    }
     ringside_events_printf(s, "{\"v\":%d,\"ev\":\"resume\",\"tx\":%"
                            PRIu64 "}\n", RINGSIDE_EVENTS_VERSION,
                            s->tx_bytes);
@@ -356,6 +351,7 @@ static const VMStateDescription vmstate_ringside_serial = {
     .name = TYPE_RINGSIDE_SERIAL,
     .version_id = 1,
     .minimum_version_id = 1,
+    .pre_load = ringside_serial_pre_load,
     .post_load = ringside_serial_post_load,
     .fields = (VMStateField[]) {
         VMSTATE_STRUCT(serial, RingsideSerialState, 0, vmstate_serial,
@@ -378,7 +374,7 @@ static Property ringside_serial_properties[] = {
     DEFINE_PROP_UINT32("iobase", RingsideSerialState, iobase, 0x3f8),
     DEFINE_PROP_UINT32("irq", RingsideSerialState, isairq, 4),
     DEFINE_PROP_CHR("events", RingsideSerialState, events),
-    /* off: QEMU's instant transmitter; line: paced at the programmed rate */
+    /* off: instant transmitter; line: paced at the programmed rate */
     DEFINE_PROP_STRING("pace", RingsideSerialState, pace_mode),
     /* off: verdicts only, no tx/wire event per byte (much cheaper) */
     DEFINE_PROP_BOOL("tx-events", RingsideSerialState, tx_events, true),
@@ -456,8 +452,14 @@ static void ringside_serial_class_init(ObjectClass *klass, void *data)
     adevc->build_dev_aml = ringside_serial_build_aml;
     device_class_set_props(dc, ringside_serial_properties);
     object_class_property_set_description(klass, "pace",
-        "off (default): send each byte at once, as QEMU's 16550 does; "
-        "line: send at the baud rate and frame the guest programmed");
+        "off (default): send each byte the moment it is written, as QEMU's "
+        "16550 does; line: send at the baud rate and frame the guest "
+        "programmed.  In both, a byte the chardev refuses is held (THRE "
+        "low, as under flow control) and retried 4 times a character time "
+        "apart, then dropped and counted in tx-refused with a \"wire\" "
+        "event marked \"refused\"; a byte written to a full transmitter "
+        "is counted in tx-overruns (\"overrun\" event).  Nothing is lost "
+        "silently");
     object_class_property_set_description(klass, "ring",
         "auto (default): find the guest's printk ring from its VMCOREINFO "
         "note; off: do not look");

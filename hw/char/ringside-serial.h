@@ -87,11 +87,12 @@ struct RingsideSerialState {
     uint64_t tx_cleared;
 
     /*
-     * pace=line: this device, not the embedded UART, runs the transmitter.
-     * The UART never sees THR writes or IER.THRI; its interrupt output goes
-     * to uart_irq() and is combined here with the THRE interrupt.
+     * This device, not the embedded UART, runs the transmitter (at the
+     * line rate with pace=line, instantly with pace=off).  The UART never
+     * sees THR writes or IER.THRI; its interrupt output goes to
+     * pace_uart_irq() and is combined here with the THRE interrupt.
      */
-    bool pace;
+    bool pace;                  /* pace=line */
     qemu_irq irq;               /* the ISA interrupt line */
     bool uart_irq_level;
     uint8_t ier;                /* what the guest wrote to IER */
@@ -103,7 +104,9 @@ struct RingsideSerialState {
     uint8_t tsr;
     uint64_t tsr_index;
     uint8_t tsr_retries;
+    int64_t tsr_end;            /* virtual ns: the byte is out (or retried) */
     QEMUTimer *tx_timer;
+    bool pace_loaded;           /* the incoming stream had the pace state */
     bool divisor0_logged, overrun_logged;
 
     /* Level 0: the guest's printk ring (ringside-attach.c), ring=auto. */
@@ -146,7 +149,7 @@ struct RingsideSerialState {
 void ringside_events_printf(RingsideSerialState *s, const char *fmt, ...)
     G_GNUC_PRINTF(2, 3);
 
-/* ringside-pace.c: the line-rate transmitter, used when s->pace. */
+/* ringside-pace.c: the transmitter, in both pacing modes. */
 void ringside_pace_realize(RingsideSerialState *s);
 void ringside_pace_unrealize(RingsideSerialState *s);
 void ringside_pace_reset(RingsideSerialState *s);

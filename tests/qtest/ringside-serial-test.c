@@ -15,7 +15,9 @@
 #include "qapi/qmp/qnum.h"
 #include "qapi/qmp/qobject.h"
 #include "qemu/bswap.h"
+#include "qapi/qmp/qlist.h"
 #include "ringside-qtest.h"
+#include <sys/un.h>
 
 /*
  * THR writes go to the console unchanged and are recorded in order with
@@ -353,6 +355,264 @@ static void test_pace_divisor0(void)
     fixture_stop(&f);
 }
 
+/* ---- the transmitter runs on virtual time, not on its timer ------------ */
+
+/* One 8N1 character at divisor 1: 86.8 us. */
+#define CHAR_NS_115200  86806
+
+/* The wire times of the "wire" events, by byte index; -1 refused. */
+static GArray *wire_times(const char *path, unsigned n)
+{
+    g_autoptr(GPtrArray) ev = read_events(path);
+    GArray *wt = g_array_new(FALSE, FALSE, sizeof(int64_t));
+    int64_t none = -2;
+    unsigned i;
+
+    for (i = 0; i < n; i++) {
+        g_array_append_val(wt, none);
+    }
+    for (i = 0; i < ev->len; i++) {
+        QDict *e = ev->pdata[i];
+        int64_t idx;
+
+        if (strcmp(qdict_get_str(e, "ev"), "wire")) {
+            continue;
+        }
+        idx = qdict_get_int(e, "i");
+        g_assert_cmpint(idx, <, n);
+        g_array_index(wt, int64_t, idx) = qdict_haskey(e, "refused") ? -1 :
+                                          qdict_get_int(e, "wt");
+    }
+    return wt;
+}
+
+/*
+ * A stopped VM runs no virtual-clock timers: the transmitter's timer is as
+ * late as a timer can be.  Time still passes for qtest, and an LSR read
+ * must find the line where the programmed rate puts it: every byte out,
+ * each starting when the one before it ended.
+ */
+static void test_pace_late_timer(void)
+{
+    Fixture f = { 0 };
+    g_autofree char *console = NULL;
+    g_autoptr(GArray) wt = NULL;
+    int64_t t0, char_ns;
+    unsigned i;
+
+    fixture_start_opts(&f, EVENTS_FILE, ",pace=line,ring=off");
+    uart_setup(f.qts, 1, LCR_8N1, true);
+    qtest_qmp_assert_success(f.qts, "{ 'execute': 'stop' }");
+    t0 = qtest_clock_step(f.qts, 0);
+    for (i = 0; i < 17; i++) {
+        uart_put(f.qts, 'a' + i);
+    }
+    g_assert_cmphex(lsr(f.qts) & LSR_THRE, ==, 0);
+    qtest_clock_step(f.qts, 16.5 * CHAR_NS_115200);
+    g_assert_cmphex(lsr(f.qts) & (LSR_THRE | LSR_TEMT), ==, LSR_THRE);
+    qtest_clock_step(f.qts, CHAR_NS_115200);
+    g_assert_cmphex(lsr(f.qts) & (LSR_THRE | LSR_TEMT), ==,
+                    LSR_THRE | LSR_TEMT);
+    console = read_file(f.console);
+    g_assert_cmpstr(console, ==, "abcdefghijklmnopq");
+    wt = wire_times(f.events, 17);
+    /* QEMU's UART rates it in float: within 10 ns of 86,806. */
+    char_ns = g_array_index(wt, int64_t, 0) - t0;
+    g_assert_cmpint(labs(char_ns - CHAR_NS_115200), <, 10);
+    for (i = 0; i < 17; i++) {
+        g_assert_cmpint(g_array_index(wt, int64_t, i), ==,
+                        t0 + (i + 1) * char_ns);
+    }
+    g_assert_cmpuint(rs_counter(f.qts, "tx-overruns"), ==, 0);
+    fixture_stop(&f);
+}
+
+/*
+ * The 8250 console's way (wait up to 10 ms for THRE, then fill the FIFO)
+ * never overruns, even with no timer running at all; writing to a full
+ * transmitter always does, as on a 16550A.
+ */
+static void test_pace_driver_wait(void)
+{
+    const unsigned n = 800;
+    Fixture f = { 0 };
+    g_autofree char *console = NULL;
+    g_autofree char *want = g_malloc0(n + 1);
+    unsigned i = 0, j;
+
+    fixture_start_opts(&f, EVENTS_FILE, ",pace=line,ring=off");
+    uart_setup(f.qts, 1, LCR_8N1, true);
+    qtest_qmp_assert_success(f.qts, "{ 'execute': 'stop' }");
+    while (i < n) {
+        /* wait_for_xmitr(): up to 10,000 polls 1 us apart */
+        for (j = 0; j < 10000 && !(lsr(f.qts) & LSR_THRE); j++) {
+            qtest_clock_step(f.qts, 1000);
+        }
+        g_assert_cmpuint(j, <, 10000);
+        for (j = 0; j < 16 && i < n; j++, i++) {
+            want[i] = 'A' + i % 26;
+            uart_put(f.qts, want[i]);
+        }
+    }
+    for (j = 0; j < 10000 && !(lsr(f.qts) & LSR_TEMT); j++) {
+        qtest_clock_step(f.qts, 1000);
+    }
+    g_assert_cmpuint(rs_counter(f.qts, "tx-overruns"), ==, 0);
+    console = read_file(f.console);
+    g_assert_cmpstr(console, ==, want);
+    /* 16 in the FIFO and one in the shift register: the 18th is lost. */
+    for (i = 0; i < 18; i++) {
+        uart_put(f.qts, 'x');
+    }
+    g_assert_cmpuint(rs_counter(f.qts, "tx-overruns"), ==, 1);
+    fixture_stop(&f);
+}
+
+/* Read what is waiting on @fd (non-blocking), up to @max bytes. */
+static size_t drain(int fd, GString *got, size_t max)
+{
+    char buf[256];
+    size_t total = 0;
+
+    while (total < max) {
+        ssize_t r = read(fd, buf, MIN(sizeof(buf), max - total));
+
+        if (r <= 0) {
+            break;
+        }
+        g_string_append_len(got, buf, r);
+        total += r;
+    }
+    return total;
+}
+
+/*
+ * A console chardev whose reader is slow (a unix socket read a little at
+ * a time) refuses bytes.  In both pacing modes every THR write is
+ * accounted for: received + refused + overrun = written, with an event
+ * for each loss, and what arrives is what was written minus those.
+ */
+static void test_refused_accounted(const void *opaque)
+{
+    const char *pace = opaque;
+    const unsigned n = 3000, burst = 40;
+    g_autoptr(GError) err = NULL;
+    g_autofree char *dir = g_dir_make_tmp("ringside-qtest-XXXXXX", &err);
+    g_autofree char *sock = g_build_filename(dir, "console.sock", NULL);
+    g_autofree char *events = g_build_filename(dir, "events", NULL);
+    g_autoptr(GString) got = g_string_new(NULL);
+    g_autoptr(GString) want = g_string_new(NULL);
+    g_autoptr(GArray) wt = NULL;
+    g_autoptr(GPtrArray) ev = NULL;
+    struct sockaddr_un sa = { .sun_family = AF_UNIX };
+    uint64_t refused, overruns, refused_ev = 0, overrun_ev = 0;
+    bool *lost = g_new0(bool, n + burst);
+    QTestState *qts;
+    unsigned i, w = 0, k;
+    int fd;
+
+    g_assert_no_error(err);
+    qts = qtest_initf("-nodefaults -machine pc "
+                      "-chardev socket,id=con,path=%s,server=on,wait=off "
+                      "-chardev file,id=ev,path=%s "
+                      "-device ringside-serial,id=rs,chardev=con,events=ev,"
+                      "ring=off,pace=%s", sock, events, pace);
+    fd = socket(AF_UNIX, SOCK_STREAM, 0);
+    g_assert_cmpint(fd, >=, 0);
+    g_strlcpy(sa.sun_path, sock, sizeof(sa.sun_path));
+    g_assert_cmpint(connect(fd, (struct sockaddr *)&sa, sizeof(sa)), ==, 0);
+    /* Until QEMU has accepted: its filename loses "disconnected:". */
+    for (k = 0;; k++) {
+        QDict *r = qtest_qmp(qts, "{ 'execute': 'query-chardev' }");
+        QList *l = qdict_get_qlist(r, "return");
+        const QListEntry *e;
+        bool up = false;
+
+        QLIST_FOREACH_ENTRY(l, e) {
+            QDict *c = qobject_to(QDict, qlist_entry_obj(e));
+
+            if (!strcmp(qdict_get_str(c, "label"), "con")) {
+                up = !g_str_has_prefix(qdict_get_str(c, "filename"),
+                                       "disconnected");
+            }
+        }
+        qobject_unref(r);
+        if (up) {
+            break;
+        }
+        g_assert_cmpuint(k, <, 500);
+        g_usleep(10000);
+    }
+    g_assert_cmpint(fcntl(fd, F_SETFL, O_NONBLOCK), ==, 0);
+
+    uart_setup(qts, 1, LCR_8N1, true);
+    for (i = 0; i < n; i++) {
+        /* As the 8250 console: wait up to 10 ms for THRE, then write. */
+        for (k = 0; k < 100 && !(lsr(qts) & LSR_THRE); k++) {
+            qtest_clock_step(qts, 100000);
+        }
+        g_string_append_c(want, 'a' + w % 26);
+        uart_put(qts, 'a' + w++ % 26);
+        if (i % 500 == 499) {
+            drain(fd, got, 100);
+        }
+        if (i == n / 2 + 250) {
+            /* A driver that does not wait at all. */
+            for (k = 0; k < burst; k++) {
+                g_string_append_c(want, 'a' + w % 26);
+                uart_put(qts, 'a' + w++ % 26);
+            }
+        }
+    }
+    /* Let the reader catch up and the retries run out. */
+    for (k = 0; k < 1000 && !(lsr(qts) & LSR_TEMT); k++) {
+        drain(fd, got, SIZE_MAX);
+        qtest_clock_step(qts, 100000);
+    }
+    g_assert_cmphex(lsr(qts) & LSR_TEMT, ==, LSR_TEMT);
+    drain(fd, got, SIZE_MAX);
+
+    refused = rs_counter(qts, "tx-refused");
+    overruns = rs_counter(qts, "tx-overruns");
+    g_assert_cmpuint(rs_counter(qts, "tx-bytes"), ==, w);
+    g_test_message("pace=%s: %u written, %zu received, %" PRIu64 " refused, %"
+                   PRIu64 " overrun", pace, w, got->len, refused, overruns);
+    g_assert_cmpuint(got->len + refused + overruns, ==, w);
+    g_assert_cmpuint(refused, >, 0);
+    g_assert_cmpuint(overruns, >, 0);
+
+    qtest_quit(qts);
+    ev = read_events(events);
+    for (i = 0; i < ev->len; i++) {
+        QDict *e = ev->pdata[i];
+        const char *kind = qdict_get_str(e, "ev");
+
+        if (!strcmp(kind, "overrun")) {
+            lost[qdict_get_int(e, "i")] = true;
+            overrun_ev++;
+        } else if (!strcmp(kind, "wire") && qdict_haskey(e, "refused")) {
+            lost[qdict_get_int(e, "i")] = true;
+            refused_ev++;
+        }
+    }
+    g_assert_cmpuint(refused_ev, ==, refused);
+    g_assert_cmpuint(overrun_ev, ==, overruns);
+    /* What arrived is what was written, in order, minus what was lost. */
+    for (i = 0, k = 0; i < w; i++) {
+        if (!lost[i]) {
+            g_assert_cmpuint(k, <, got->len);
+            g_assert_cmpint(got->str[k], ==, want->str[i]);
+            k++;
+        }
+    }
+    g_assert_cmpuint(k, ==, got->len);
+    close(fd);
+    g_free(lost);
+    unlink(sock);
+    unlink(events);
+    rmdir(dir);
+}
+
 /* ---- ring=auto: finding the guest's printk ring ------------------------- */
 
 /* The synthetic guest of ringside-qtest.h; its arrays are not needed. */
@@ -478,5 +738,11 @@ int main(int argc, char **argv)
     qtest_add_func("/ringside-serial/pace/no-fifo", test_pace_no_fifo);
     qtest_add_func("/ringside-serial/pace/thre-irq", test_pace_thre_irq);
     qtest_add_func("/ringside-serial/pace/divisor0", test_pace_divisor0);
+    qtest_add_func("/ringside-serial/pace/late-timer", test_pace_late_timer);
+    qtest_add_func("/ringside-serial/pace/driver-wait", test_pace_driver_wait);
+    qtest_add_data_func("/ringside-serial/refused/pace-off", "off",
+                        test_refused_accounted);
+    qtest_add_data_func("/ringside-serial/refused/pace-line", "line",
+                        test_refused_accounted);
     return g_test_run();
 }
