@@ -262,21 +262,37 @@ static gboolean add_tx(RsEventStream *s, const RsTxByte *tx, GError **error)
     return TRUE;
 }
 
-/* A "wire", "overrun" or "cleared" record accounts for byte @i. */
+/*
+ * A "wire", "overrun" or "cleared" record accounts for byte @i; a "wire"
+ * record with "refused" says the console chardev never took it.
+ */
 static gboolean account_byte(RsEventStream *s, const char *ev, gint64 i,
-                             gint64 wt, GError **error)
+                             gint64 wt, gboolean refused, GError **error)
 {
     gboolean wire = g_str_equal(ev, "wire");
     RsTxByte *b = rs_event_stream_byte(s, i);
 
-    if (!b || b->wt_ns >= 0 || b->overrun || b->cleared ||
+    if (!b && !s->tx->len && !s->resume_index && (!wire || refused)) {
+        /* tx-events=off: no bytes to mark, only losses to count. */
+        if (refused) {
+            s->notx_refused++;
+        } else if (g_str_equal(ev, "overrun")) {
+            s->notx_overrun++;
+        } else {
+            s->notx_cleared++;
+        }
+        return TRUE;
+    }
+    if (!b || b->wt_ns >= 0 || b->overrun || b->cleared || b->refused ||
         (wire && wt < b->vt_ns)) {
         g_set_error(error, RS_ERROR, RS_ERROR_BAD_INPUT,
                     "\"%s\" record for byte %" G_GINT64_FORMAT " that "
                     "was not written, or is already accounted for", ev, i);
         return FALSE;
     }
-    if (wire) {
+    if (refused) {
+        b->refused = TRUE;
+    } else if (wire) {
         b->wt_ns = wt;
     } else if (g_str_equal(ev, "overrun")) {
         b->overrun = TRUE;
@@ -359,7 +375,7 @@ static gboolean parse_fast(RsEventStream *s, const char *line,
             !fast_int(&p, FALSE, &wt) || strcmp(p, "}")) {
             return FALSE;
         }
-        *ok = account_byte(s, "wire", i, wt, error);
+        *ok = account_byte(s, "wire", i, wt, FALSE, error);
         return TRUE;
     }
     return FALSE;
@@ -423,15 +439,16 @@ static gboolean parse_line(RsEventStream *s, JsonParser *parser,
     } else if (g_str_equal(ev, "wire") || g_str_equal(ev, "overrun") ||
                g_str_equal(ev, "cleared")) {
         gboolean wire = g_str_equal(ev, "wire");
-        gint64 i, wt = 0;
+        gint64 i, wt = 0, refused = 0;
 
         if (!member_int(o, "i", 0, G_MAXINT64, &i) ||
-            (wire && !member_int(o, "wt", 0, G_MAXINT64, &wt))) {
+            (wire && !member_int(o, "wt", 0, G_MAXINT64, &wt)) ||
+            (wire && !member_opt(o, "refused", 0, 1, &refused, NULL))) {
             g_set_error(error, RS_ERROR, RS_ERROR_BAD_INPUT,
                         "malformed \"%s\" record", ev);
             return FALSE;
         }
-        return account_byte(s, ev, i, wt, error);
+        return account_byte(s, ev, i, wt, refused, error);
     } else if (g_str_equal(ev, "line")) {
         RsLineVerdict lv;
         RsTxByte *b;
@@ -590,10 +607,14 @@ void rs_event_stream_finish(RsEventStream *s)
     if (s->paced) {
         return;
     }
+    /* Unpaced, a byte is on the wire when written, unless a "wire"
+     * record says when it went (it waited for its chardev) or it was lost. */
     for (i = 0; i < s->tx->len; i++) {
         RsTxByte *b = &g_array_index(s->tx, RsTxByte, i);
 
-        b->wt_ns = b->vt_ns;
+        if (b->wt_ns < 0 && !b->overrun && !b->cleared && !b->refused) {
+            b->wt_ns = b->vt_ns;
+        }
     }
 }
 

@@ -21,6 +21,7 @@ typedef struct {
     gboolean loopback;  /* written in loopback mode: never on the wire */
     gboolean overrun;   /* lost: the paced transmitter was full */
     gboolean cleared;   /* discarded by the guest's transmit FIFO reset */
+    gboolean refused;   /* dropped: the console chardev would not take it */
     int64_t wt_ns;      /* virtual time it left the wire; -1 if it did not
                          * (yet).  Unpaced devices send at once: wt = vt. */
 } RsTxByte;
@@ -79,6 +80,8 @@ typedef struct {
     guint64 resume_index;   /* a restored device's first byte index */
     gboolean saw_start;
     gboolean paced;         /* the device ran pace=line */
+    /* bytes lost in a stream without "tx" records (tx-events=off) */
+    guint64 notx_overrun, notx_refused, notx_cleared;
     /* rs_event_stream_load: boots before this one in a file that QEMU
      * appends to (append=on, as under libvirt); only the last is kept */
     guint earlier_boots;

@@ -99,6 +99,10 @@ RsTranscript *rs_transcript_build(const RsEventStream *s)
             t->cleared_bytes++;
             continue;
         }
+        if (b->refused) {
+            t->refused_bytes++;
+            continue;
+        }
         if (b->wt_ns < 0) {
             t->unsent_bytes++;
             continue;

@@ -25,6 +25,7 @@ typedef struct {
     guint64 loopback_bytes; /* bytes written in loopback mode */
     guint64 overrun_bytes;  /* lost to a full paced transmitter */
     guint64 cleared_bytes;  /* discarded by a transmit FIFO reset */
+    guint64 refused_bytes;  /* the console chardev would not take them */
     guint64 unsent_bytes;   /* written, still queued when the guest ended */
 } RsTranscript;
 
