@@ -30,6 +30,7 @@ typedef struct {
     gint64 phase_t0;
 
     guint64 classes[2][RS_N_CLASSES];   /* [cold][class] */
+    guint64 unfaithful;     /* snapshot cases whose timing was the host's */
     GHashTable *cold_wall;  /* index -> wall s of its cold run (double *) */
     double pair_s[2];       /* wall s of the cases run both ways [cold] */
     guint64 pairs;
@@ -111,6 +112,9 @@ static void case_done(RsFuzzCase *c, gpointer opaque)
 
     f->done++;
     f->classes[c->cold][k]++;
+    if (c->judged && !c->cold && !c->out.faithful) {
+        f->unfaithful++;
+    }
     /* The same scenarios both ways, hung ones left out: the fair ratio. */
     if (k != RS_CLASS_HUNG && k != RS_CLASS_ERROR) {
         double *cw;
@@ -232,8 +236,9 @@ static void print_summary(Fuzz *f, double snap_s, guint64 cold_n)
     }
     printf("ringside: fuzz seed=%" G_GUINT64_FORMAT " shard=%u/%u kernel=%s "
            "cases=%" G_GUINT64_FORMAT " failing=%" G_GUINT64_FORMAT
-           " out=%s\n", f->seed, f->shard_i, f->shard_n, f->env.base.kernel,
-           f->cases[0], f->cases[0] - f->classes[0][RS_CLASS_CLEAN],
+           " unfaithful=%" G_GUINT64_FORMAT " out=%s\n", f->seed, f->shard_i,
+           f->shard_n, f->env.base.kernel, f->cases[0],
+           f->cases[0] - f->classes[0][RS_CLASS_CLEAN], f->unfaithful,
            f->env.workdir);
 
     g_string_append_printf(js, "{\"seed\":%" G_GUINT64_FORMAT ",\"shard\":"
@@ -243,12 +248,13 @@ static void print_summary(Fuzz *f, double snap_s, guint64 cold_n)
                            "\"snapshot_cases\":%" G_GUINT64_FORMAT
                            ",\"snapshot_s\":%.3f,\"snapshot_save_s\":%.3f,"
                            "\"pairs\":%" G_GUINT64_FORMAT ",\"pair_cold_s\":%.3f,"
-                           "\"pair_snapshot_s\":%.3f}\n",
+                           "\"pair_snapshot_s\":%.3f,\"unfaithful\":%"
+                           G_GUINT64_FORMAT "}\n",
                            f->seed, f->shard_i, f->shard_n, f->env.base.kernel,
                            f->kernel_sha, f->env.jobs, f->env.base.pace,
                            f->cases[1], f->phase_s[1], f->cases[0],
                            f->phase_s[0], snap_s, f->pairs, f->pair_s[1],
-                           f->pair_s[0]);
+                           f->pair_s[0], f->unfaithful);
     g_file_set_contents(path, js->str, js->len, NULL);
 }
 
@@ -351,7 +357,7 @@ int rs_cmd_fuzz(int argc, char **argv)
           "The module's cases to draw from (default "
           RS_SCENARIO_DEFAULT_TESTS ")", "LIST" },
         { "pace", 0, 0, G_OPTION_ARG_STRING, &pace,
-          "off (default): QEMU's instant transmitter; line: 115200 baud",
+          "off (default): the instant transmitter; line: 115200 baud",
           "off|line" },
         { "accel", 0, 0, G_OPTION_ARG_STRING, &accel,
           "QEMU accelerators (default tcg)", "LIST" },

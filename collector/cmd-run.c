@@ -277,10 +277,23 @@ int rs_cmd_run(int argc, char **argv)
             printf(":%" G_GUINT64_FORMAT, l1.problems);
         }
     }
-    if (t->unsent_bytes || t->overrun_bytes || t->cleared_bytes) {
+    if (t->unsent_bytes || t->overrun_bytes || t->cleared_bytes ||
+        t->refused_bytes) {
         printf(" unsent=%" G_GUINT64_FORMAT " overrun=%" G_GUINT64_FORMAT
-               " cleared=%" G_GUINT64_FORMAT, t->unsent_bytes,
-               t->overrun_bytes, t->cleared_bytes);
+               " cleared=%" G_GUINT64_FORMAT " refused=%" G_GUINT64_FORMAT,
+               t->unsent_bytes, t->overrun_bytes, t->cleared_bytes,
+               t->refused_bytes);
+    }
+    {
+        char why[64];
+
+        /* Timing-dependent results (flush times, what got out before a
+         * timeout, overruns) are the host's when this says no. */
+        if (rs_run_faithful(&res, why, sizeof(why))) {
+            printf(" faithful=yes");
+        } else {
+            printf(" faithful=no(%s)", why);
+        }
     }
     if (events->lost_events || events->index_gaps) {
         printf(" LOST-EVENTS=%" G_GUINT64_FORMAT,

@@ -5,7 +5,12 @@
 #include <gio/gio.h>
 #include <glib/gstdio.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
 #include <unistd.h>
+#if defined(__x86_64__)
+#include <x86intrin.h>
+#endif
 
 const char *const rs_firmware_dirs[RS_N_FIRMWARE_DIRS] = {
     "/usr/share/seabios", "/usr/share/qemu", "/usr/lib/ipxe/qemu",
@@ -64,13 +69,111 @@ void rs_guest_result_clear(RsGuestResult *res)
     g_free(res->qmp_path);
 }
 
-char *rs_guest_cmdline(const char *case_name, const char *append)
+#if defined(__x86_64__)
+/* The TSC and CLOCK_MONOTONIC_RAW (ns) at one instant, within *width ns. */
+static void tsc_sample(guint64 *tsc, gint64 *ns)
 {
+    gint64 best = G_MAXINT64;
+    int i;
+
+    /* The narrowest of a few brackets: a preempted one is wide. */
+    for (i = 0; i < 16; i++) {
+        struct timespec a, b;
+        guint64 t;
+        gint64 na, nb;
+
+        clock_gettime(CLOCK_MONOTONIC_RAW, &a);
+        t = __rdtsc();
+        clock_gettime(CLOCK_MONOTONIC_RAW, &b);
+        na = a.tv_sec * G_GINT64_CONSTANT(1000000000) + a.tv_nsec;
+        nb = b.tv_sec * G_GINT64_CONSTANT(1000000000) + b.tv_nsec;
+        if (nb - na < best) {
+            best = nb - na;
+            *tsc = t;
+            *ns = na + (nb - na) / 2;
+        }
+    }
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+    guint64 x = *(const guint64 *)a, y = *(const guint64 *)b;
+
+    return x < y ? -1 : x > y;
+}
+
+static guint64 measure_tsc_khz(void)
+{
+    g_autofree char *cpuinfo = NULL;
+    guint64 khz[3];
+    int i;
+
+    /* Without an invariant TSC there is no one rate to give. */
+    if (!g_file_get_contents("/proc/cpuinfo", &cpuinfo, NULL, NULL) ||
+        !strstr(cpuinfo, " constant_tsc") || !strstr(cpuinfo, " nonstop_tsc")) {
+        return 0;
+    }
+    for (i = 0; i < 3; i++) {
+        guint64 t0, t1;
+        gint64 n0, n1;
+
+        tsc_sample(&t0, &n0);
+        g_usleep(20000);
+        tsc_sample(&t1, &n1);
+        if (n1 <= n0 || t1 <= t0) {
+            return 0;
+        }
+        khz[i] = (guint64)((double)(t1 - t0) * 1e6 / (double)(n1 - n0) + 0.5);
+    }
+    qsort(khz, 3, sizeof(khz[0]), cmp_u64);
+    return khz[1];
+}
+#else
+static guint64 measure_tsc_khz(void)
+{
+    return 0;
+}
+#endif
+
+guint64 rs_host_tsc_khz(void)
+{
+    static gsize once;
+    static guint64 khz;
+
+    if (g_once_init_enter(&once)) {
+        const char *env = g_getenv("RINGSIDE_TSC_KHZ");
+
+        khz = env ? g_ascii_strtoull(env, NULL, 10) : measure_tsc_khz();
+        g_once_init_leave(&once, 1);
+    }
+    return khz;
+}
+
+char *rs_guest_cmdline_tsc(const char *case_name, const char *append,
+                           guint64 tsc_khz)
+{
+    g_autofree char *tsc = NULL;
+
+    /*
+     * Under TCG the kernel cannot calibrate its TSC against the PIT early,
+     * so udelay() runs uncalibrated until late_time_init() and the 8250
+     * console's 10 ms wait for THRE ends far too soon while it replays the
+     * early log: it then writes into a full FIFO.  tsc_early_khz= (5.8+)
+     * calibrates in setup_arch, as real hardware and KVM do.
+     */
+    if (tsc_khz && !(append && strstr(append, "tsc_early_khz="))) {
+        tsc = g_strdup_printf(" tsc_early_khz=%" G_GUINT64_FORMAT, tsc_khz);
+    }
     /* panic=-1: a panicked guest reboots at once, and -no-reboot ends it. */
-    return g_strdup_printf("console=ttyS0,115200 panic=-1 "
-                           "ringside.case=%s%s%s", case_name,
+    return g_strdup_printf("console=ttyS0,115200 panic=-1%s "
+                           "ringside.case=%s%s%s", tsc ? tsc : "", case_name,
                            append ? " " : "",
                            append ? append : "");
+}
+
+char *rs_guest_cmdline(const char *case_name, const char *append)
+{
+    return rs_guest_cmdline_tsc(case_name, append, rs_host_tsc_khz());
 }
 
 static gboolean check_file(const char *what, const char *path,
@@ -141,6 +244,9 @@ static GPtrArray *build_argv(const RsGuestConfig *cfg, const RsGuestResult *res)
     ARG("-smp");
     ARG("%d", cfg->smp);
     ARG("-nodefaults");
+    /* Named threads ("CPU 0/TCG"): their host scheduling is measured. */
+    ARG("-name");
+    ARG("ringside,debug-threads=on");
     ARG("-display");
     ARG("none");
     ARG("-no-reboot");
@@ -176,7 +282,10 @@ static GPtrArray *build_argv(const RsGuestConfig *cfg, const RsGuestResult *res)
         ARG("%s", cfg->initrd);
     }
     ARG("-append");
-    g_ptr_array_add(argv, rs_guest_cmdline(cfg->case_name, cfg->append));
+    /* With -icount the guest's TSC counts virtual ns: 1 GHz. */
+    g_ptr_array_add(argv, rs_guest_cmdline_tsc(cfg->case_name, cfg->append,
+                                               cfg->rr_mode ? 1000000 :
+                                               rs_host_tsc_khz()));
 #undef ARG
     g_ptr_array_add(argv, NULL);
     return argv;
@@ -197,7 +306,60 @@ struct RsGuestRun {
     gint64 t0;
     gboolean timed_out;
     GCancellable *cancel;
+    GSource *sampler;
+    GHashTable *vcpus;      /* tid -> guint64[2]: run, wait ns */
+    char *task_dir;         /* /proc/PID/task */
 };
+
+/* A vCPU thread's host scheduling so far, if @tid is one. */
+static gboolean read_vcpu_sched(const char *task_dir, const char *tid,
+                                guint64 *run, guint64 *wait)
+{
+    g_autofree char *comm_path = g_build_filename(task_dir, tid, "comm",
+                                                  NULL);
+    g_autofree char *stat_path = g_build_filename(task_dir, tid, "schedstat",
+                                                  NULL);
+    g_autofree char *comm = NULL, *stat = NULL;
+
+    if (!g_file_get_contents(comm_path, &comm, NULL, NULL) ||
+        !g_str_has_prefix(comm, "CPU ") ||
+        !g_file_get_contents(stat_path, &stat, NULL, NULL)) {
+        return FALSE;
+    }
+    return sscanf(stat, "%" G_GUINT64_FORMAT " %" G_GUINT64_FORMAT,
+                  run, wait) == 2;
+}
+
+static gboolean sample_vcpus(gpointer opaque)
+{
+    RsGuestRun *run = opaque;
+    g_autoptr(GDir) dir = g_dir_open(run->task_dir, 0, NULL);
+    const char *tid;
+
+    while (dir && (tid = g_dir_read_name(dir))) {
+        guint64 r, w, *v;
+
+        if (!read_vcpu_sched(run->task_dir, tid, &r, &w)) {
+            continue;
+        }
+        v = g_hash_table_lookup(run->vcpus, tid);
+        if (!v) {
+            v = g_new0(guint64, 2);
+            g_hash_table_insert(run->vcpus, g_strdup(tid), v);
+        }
+        v[0] = r;
+        v[1] = w;
+    }
+    return G_SOURCE_CONTINUE;
+}
+
+static void stop_sampling(RsGuestRun *run)
+{
+    if (run->sampler) {
+        g_source_destroy(run->sampler);
+        g_clear_pointer(&run->sampler, g_source_unref);
+    }
+}
 
 static void on_qemu_exit(GObject *source, GAsyncResult *result, gpointer opaque)
 {
@@ -206,6 +368,18 @@ static void on_qemu_exit(GObject *source, GAsyncResult *result, gpointer opaque)
 
     if (!g_subprocess_wait_finish(qemu, result, NULL)) {
         return;                 /* cancelled: the run is being freed */
+    }
+    stop_sampling(run);
+    if (run->vcpus) {
+        GHashTableIter it;
+        guint64 *v;
+
+        g_hash_table_iter_init(&it, run->vcpus);
+        while (g_hash_table_iter_next(&it, NULL, (gpointer *)&v)) {
+            run->res->vcpu_threads++;
+            run->res->vcpu_run_ns += v[0];
+            run->res->vcpu_wait_ns += v[1];
+        }
     }
     if (run->timeout) {
         g_source_destroy(run->timeout);
@@ -324,6 +498,14 @@ RsGuestRun *rs_guest_start(const RsGuestConfig *cfg, RsGuestResult *res,
         g_free(run);
         return NULL;
     }
+    res->smp = cfg->smp;
+    run->task_dir = g_strdup_printf("/proc/%s/task",
+                                    g_subprocess_get_identifier(run->qemu));
+    run->vcpus = g_hash_table_new_full(g_str_hash, g_str_equal, g_free,
+                                       g_free);
+    run->sampler = g_timeout_source_new(200);
+    g_source_set_callback(run->sampler, sample_vcpus, run, NULL);
+    g_source_attach(run->sampler, g_main_context_get_thread_default());
     run->patient = cfg->patient;
     run->deadline = run->t0 + 3 * (gint64)cfg->timeout_s * G_USEC_PER_SEC;
     run->console_size = -1;
@@ -341,6 +523,9 @@ void rs_guest_run_free(RsGuestRun *run)
         return;
     }
     g_cancellable_cancel(run->cancel);
+    stop_sampling(run);
+    g_clear_pointer(&run->vcpus, g_hash_table_unref);
+    g_free(run->task_dir);
     if (run->timeout) {
         g_source_destroy(run->timeout);
         g_source_unref(run->timeout);

@@ -41,6 +41,12 @@ typedef struct {
     char *qemu_log_path;
     char *ram_path;         /* the guest's RAM, shared: ringside dmesg reads it */
     char *qmp_path;         /* QMP socket while QEMU runs */
+    /* The vCPU threads' host scheduling, sampled while QEMU ran (from
+     * /proc/PID/task/TID/schedstat): time on a core, time runnable but
+     * waiting for one.  vcpu_threads 0: not measured. */
+    int smp;
+    guint vcpu_threads;
+    guint64 vcpu_run_ns, vcpu_wait_ns;
 } RsGuestResult;
 
 /*
@@ -50,8 +56,22 @@ typedef struct {
 #define RS_N_FIRMWARE_DIRS 3
 extern const char *const rs_firmware_dirs[RS_N_FIRMWARE_DIRS];
 
-/* The guest kernel's command line for /init's case @case_name. */
+/*
+ * The guest kernel's command line for /init's case @case_name, with the
+ * host's TSC rate for the kernel's early calibration (see
+ * rs_host_tsc_khz()).
+ */
 char *rs_guest_cmdline(const char *case_name, const char *append);
+/* The same with the guest TSC's rate @tsc_khz (0: leave it out). */
+char *rs_guest_cmdline_tsc(const char *case_name, const char *append,
+                           guint64 tsc_khz);
+
+/*
+ * The host's TSC rate in kHz, which is the guest's under TCG without
+ * -icount: measured once (rdtsc against CLOCK_MONOTONIC_RAW) on an x86-64
+ * host with an invariant TSC; $RINGSIDE_TSC_KHZ overrides it.  0: unknown.
+ */
+guint64 rs_host_tsc_khz(void);
 
 /* Defaults for the paths, from $RINGSIDE_CACHE (or ~/.cache/ringside). */
 char *rs_cache_dir(void);

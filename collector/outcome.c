@@ -2,6 +2,7 @@
 #include "outcome.h"
 
 #include <string.h>
+#include <stdio.h>
 
 const char *const rs_end_names[RS_N_ENDS] = {
     [RS_END_PANIC] = "panic",
@@ -106,6 +107,27 @@ static void latency_histogram(const RsEventStream *s, RsOutcome *o)
     }
 }
 
+gboolean rs_run_faithful(const RsGuestResult *res, char *why, gsize len)
+{
+    guint cores = g_get_num_processors();
+    g_autoptr(GString) w = g_string_new(NULL);
+
+    if (res->smp > 0 && (guint)res->smp > cores) {
+        g_string_append_printf(w, "smp:%d>cores:%u", res->smp, cores);
+    }
+    if (res->vcpu_threads && res->vcpu_run_ns + res->vcpu_wait_ns > 0) {
+        guint pct = (guint)(100.0 * res->vcpu_wait_ns /
+                            (res->vcpu_run_ns + res->vcpu_wait_ns) + 0.5);
+
+        if (pct > RS_VCPU_WAIT_MAX_PCT) {
+            g_string_append_printf(w, "%svcpu-wait:%u%%", w->len ? "," : "",
+                                   pct);
+        }
+    }
+    g_strlcpy(why, w->str, len);
+    return w->len == 0;
+}
+
 gboolean rs_outcome_judge(const RsGuestResult *res, RsGuestEnd expect,
                           RsOutcome *o, GError **error)
 {
@@ -133,6 +155,8 @@ gboolean rs_outcome_judge(const RsGuestResult *res, RsGuestEnd expect,
     latency_histogram(s, o);
     g_strlcpy(o->osrelease, s->osrelease, sizeof(o->osrelease));
     o->end = rs_guest_end(res, t);
+    o->faithful = rs_run_faithful(res, o->unfaithful_why,
+                                  sizeof(o->unfaithful_why));
     o->wire_bytes = t->wire_bytes;
     o->lines = t->lines->len;
     for (i = 0; i < t->lines->len; i++) {
@@ -197,12 +221,15 @@ void rs_outcome_json(GString *out, const RsOutcome *o)
                            ",\"corrupt\":%" G_GUINT64_FORMAT ",\"duplicated\":%"
                            G_GUINT64_FORMAT ",\"dropped\":%" G_GUINT64_FORMAT
                            ",\"ok\":%" G_GUINT64_FORMAT ",\"level1\":%s,"
+                           "\"faithful\":%s,\"unfaithful_why\":\"%s\","
                            "\"lat_hist_log2_us\":[",
                            rs_class_names[o->klass], rs_end_names[o->end],
                            o->panic_line ? "true" : "false", o->wire_bytes,
                            o->lines, o->lost, o->torn, o->corrupt,
                            o->duplicated, o->dropped, o->v.lines[0],
-                           o->l1.present ? "true" : "false");
+                           o->l1.present ? "true" : "false",
+                           o->faithful ? "true" : "false",
+                           o->unfaithful_why);
     for (k = 0; k < RS_LAT_BUCKETS; k++) {
         g_string_append_printf(out, "%s%" G_GUINT64_FORMAT, k ? "," : "",
                                o->lat_hist[k]);

@@ -53,7 +53,20 @@ typedef struct {
     RsL1Report l1;
     guint64 lat_hist[RS_LAT_BUCKETS];
     char osrelease[65];
+    gboolean faithful;      /* see rs_run_faithful() */
+    char unfaithful_why[64];
 } RsOutcome;
+
+/*
+ * Whether the run's timing is one real hardware could have: not if the
+ * guest has more vCPUs than the host has cores, nor if its vCPU threads
+ * waited for a host core more than RS_VCPU_WAIT_MAX_PCT of their running
+ * time.  Otherwise what depends on timing (how long a flush took, whether
+ * a line got out before a timeout, overruns) is the host's doing.  @why
+ * gets the reasons, without spaces ("smp:4>cores:2,vcpu-wait:48%").
+ */
+#define RS_VCPU_WAIT_MAX_PCT 20
+gboolean rs_run_faithful(const RsGuestResult *res, char *why, gsize len);
 
 /*
  * Judge a run that expected to end in @expect from its event stream.  Fails
