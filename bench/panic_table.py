@@ -46,6 +46,8 @@ def run(kernel, case, pace, storm, out):
                        capture_output=True, text=True)
     m = re.search(r"ended=(\S+)", r.stdout)
     ended = m.group(1) if m else "error"
+    # Whether the timing was one real hardware could have (run's summary).
+    f = re.search(r" faithful=(\S+)", r.stdout)
     rep = subprocess.run([ringside, "report", "--json", os.path.join(out, "events.jsonl")],
                          capture_output=True, text=True)
     try:
@@ -60,7 +62,8 @@ def run(kernel, case, pace, storm, out):
            "ok": lines.get("ok", 0), "missing": recs.get("missing", 0),
            "dropped": recs.get("dropped", 0), "torn": lines.get("torn", 0),
            "corrupt": lines.get("corrupt", 0), "unmatched": lines.get("unmatched", 0),
-           "l1-missing": "-", "l1-cut": "-", "takeovers": "-"}
+           "l1-missing": "-", "l1-cut": "-", "takeovers": "-",
+           "faithful": f.group(1) if f else "-"}
     if l1:
         row["l1-missing"] = l1["records"]["missing"]
         row["l1-cut"] = l1["records"]["cut"] + l1["records"]["damaged"]
@@ -75,7 +78,7 @@ def main():
     have = kernels()
     names = [k for k in arg("--kernels", "patched,baseline,stock,rt").split(",") if k in have]
     cols = ["ended", "panic-line", "ok", "missing", "dropped", "torn", "corrupt", "unmatched",
-            "l1-missing", "l1-cut", "takeovers"]
+            "l1-missing", "l1-cut", "takeovers", "faithful"]
     md = "--markdown" in sys.argv
     if md:
         print("| case | kernel | " + " | ".join(cols) + " |")

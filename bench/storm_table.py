@@ -65,16 +65,20 @@ def run(writers, pace, out):
         if m:
             stamped.append((vt, int(m.group(1)) * 10**9 + int(m.group(2)) * 1000, t))
     offset = min(vt - ts for vt, ts, _ in stamped)
-    panic_ts = next(ts for _, ts, t in stamped if "Kernel panic - not syncing" in t)
+    # A storm can cost the stock kernel its panic line itself.
+    panic_ts = next((ts for _, ts, t in stamped if "Kernel panic - not syncing" in t), None)
     last_vt = lines[-1][0]
     return {
         "console lines": len(lines),
         "storm lines": sum(1 for _, t in lines if "ringside-storm" in t),
         "acked drops": drops,
         "missing at panic": missing,
-        "panic->last byte ms": (last_vt - offset - panic_ts) / 1e6,
+        "panic->last byte ms": ((last_vt - offset - panic_ts) / 1e6
+                                if panic_ts is not None else "no panic line"),
         "overrun bytes": int((re.search(r"overrun=([0-9]+)", summary) or [0, 0])[1]),
         "wall s": float(re.search(r"wall=([0-9.]+)s", summary).group(1)),
+        # 4 vCPUs on a 2-core host: the flush times are the host's.
+        "faithful": (re.search(r" faithful=(\S+)", summary) or [None, "-"])[1],
     }
 
 
@@ -94,7 +98,8 @@ def main():
     print("|---" * (len(cols) + 1) + "|")
     for name, r in rows:
         print("| %s | %s |" % (name, " | ".join(
-            ("%.1f" % r[c]) if isinstance(r[c], float) else "{:,}".format(r[c]) for c in cols)))
+            ("%.1f" % r[c]) if isinstance(r[c], float) else
+            r[c] if isinstance(r[c], str) else "{:,}".format(r[c]) for c in cols)))
 
 
 main()
