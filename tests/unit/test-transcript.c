@@ -154,6 +154,46 @@ static void test_paced(void)
     g_assert_cmpuint(t->wire_bytes, ==, 3);
 }
 
+/*
+ * pace=off: a byte the chardev refused is lost, not on the wire; one that
+ * waited for its chardev keeps the time it went; the rest went as written.
+ * Without "tx" records (tx-events=off) losses are counted all the same.
+ */
+static void test_unpaced_refused(void)
+{
+    g_autoptr(GString) ev = g_string_new("{\"v\":2,\"ev\":\"start\"}\n");
+    g_autoptr(GError) err = NULL;
+    g_autoptr(RsEventStream) s = NULL, s2 = NULL;
+    g_autoptr(RsTranscript) t = NULL;
+    RsLine *l;
+    guint64 i = 0;
+
+    append_tx(ev, &i, 100, 0, "abc\n");
+    g_string_append(ev, "{\"v\":2,\"ev\":\"wire\",\"i\":1,\"wt\":900,"
+                    "\"refused\":1}\n"
+                    "{\"v\":2,\"ev\":\"wire\",\"i\":2,\"wt\":5000}\n");
+    s = load(ev->str, &err);
+    g_assert_no_error(err);
+    g_assert_false(s->paced);
+    t = rs_transcript_build(s);
+    g_assert_cmpuint(t->refused_bytes, ==, 1);
+    g_assert_cmpuint(t->wire_bytes, ==, 3);
+    g_assert_cmpuint(t->lines->len, ==, 1);
+    l = t->lines->pdata[0];
+    g_assert_cmpstr(l->text, ==, "ac");
+    g_assert_cmpint(l->vt_first_ns, ==, 100);
+    g_assert_cmpint(rs_event_stream_byte(s, 2)->wt_ns, ==, 5000);
+    g_assert_cmpint(rs_event_stream_byte(s, 3)->wt_ns, ==, 130);
+    g_assert_cmpint(rs_event_stream_byte(s, 1)->wt_ns, ==, -1);
+
+    s2 = load("{\"v\":2,\"ev\":\"start\",\"pace\":\"line\"}\n"
+              "{\"v\":2,\"ev\":\"wire\",\"i\":7,\"wt\":9,\"refused\":1}\n"
+              "{\"v\":2,\"ev\":\"overrun\",\"i\":8}\n", &err);
+    g_assert_no_error(err);
+    g_assert_cmpuint(s2->notx_refused, ==, 1);
+    g_assert_cmpuint(s2->notx_overrun, ==, 1);
+}
+
 static void test_bad_streams(void)
 {
     static const struct {
@@ -325,6 +365,7 @@ int main(int argc, char **argv)
     g_test_add_func("/events/gaps-and-lost", test_gaps_and_lost);
     g_test_add_func("/events/bad-streams", test_bad_streams);
     g_test_add_func("/transcript/paced", test_paced);
+    g_test_add_func("/transcript/unpaced-refused", test_unpaced_refused);
     g_test_add_func("/events/missing-file", test_missing_file);
     g_test_add_func("/events/fast-and-json-agree", test_fast_and_json_agree);
     g_test_add_func("/events/several-boots", test_several_boots);
