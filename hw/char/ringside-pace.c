@@ -24,9 +24,10 @@
  *
  * In both modes a byte the chardev refuses (a full socket or pipe) stays in
  * the shift register, with THRE and TEMT low as under hardware flow
- * control, and is retried one character time (at the programmed rate)
- * later, RS_WIRE_RETRIES times; then it is dropped, counted (tx-refused)
- * and reported ("wire" event with "refused").  A byte written while the
+ * control, and is retried every character time (at the programmed rate)
+ * for up to RS_WIRE_HOLD_NS of virtual time, so a slow reader throttles
+ * the guest as CTS would; then it is dropped, counted (tx-refused) and
+ * reported ("wire" event with "refused").  A byte written while the
  * transmitter is full is lost as on a 16550A, counted (tx-overruns) and
  * reported ("overrun" event).  So nothing the guest writes is lost
  * silently: sent + refused + overrun + cleared = THR writes.
@@ -47,8 +48,8 @@
 #include "ringside-serial.h"
 #include "trace.h"
 
-/* Retries of a byte its chardev would not take, one character time apart. */
-#define RS_WIRE_RETRIES 4
+/* How long a byte waits for a busy chardev, retried every character time. */
+#define RS_WIRE_HOLD_NS (1000 * 1000 * 1000)
 
 static void pace_update_irq(RingsideSerialState *s)
 {
@@ -108,7 +109,6 @@ static void pace_load_tsr(RingsideSerialState *s, int64_t start)
 static bool pace_send(RingsideSerialState *s, int64_t now, int64_t *wt)
 {
     bool refused = false;
-
     int rc = 1;
 
     if (qemu_chr_fe_backend_connected(&s->serial.chr)) {
@@ -118,8 +118,11 @@ static bool pace_send(RingsideSerialState *s, int64_t now, int64_t *wt)
         /* Only a busy chardev is worth waiting for, not a broken one. */
         bool busy = rc == 0 || errno == EAGAIN || errno == EINTR;
 
-        if (busy && s->tsr_retries < RS_WIRE_RETRIES) {
-            s->tsr_retries++;
+        if (!s->tsr_retries) {
+            s->tsr_hold_start = now;
+        }
+        if (busy && now - s->tsr_hold_start < RS_WIRE_HOLD_NS) {
+            s->tsr_retries = 1;
             /* From now: the chardev's reader needs host time, not a loop. */
             s->tsr_end = now + pace_rate_ns(s);
             return false;
@@ -347,12 +350,20 @@ static int pace_post_load(void *opaque, int version_id)
 {
     RingsideSerialState *s = opaque;
     int64_t now = qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL);
-    /* Past a retry's wait, a byte cannot be due later than this. */
-    int64_t horizon = now + (RS_WIRE_RETRIES + 1) * pace_rate_ns(s);
+    /* A character, or a retry's wait: a byte is due no later than this. */
+    int64_t horizon = now + pace_rate_ns(s);
 
+    if (version_id < 2) {
+        /* Version 1 counted up to 4 retries; now it is a hold, from now. */
+        if (s->tsr_retries > 4) {
+            return -EINVAL;
+        }
+        s->tsr_retries = !!s->tsr_retries;
+        s->tsr_hold_start = now;
+    }
     if (s->txq_head >= RS_TX_FIFO || s->txq_len > RS_TX_FIFO ||
         (!(s->serial.fcr & RS_FCR_FE) && s->txq_len > 1) ||
-        s->tsr_retries > RS_WIRE_RETRIES || (s->ier & ~0x0f) ||
+        s->tsr_retries > 1 || (s->ier & ~0x0f) ||
         (s->txq_len && !s->tsr_busy)) {
         return -EINVAL;
     }
@@ -364,6 +375,10 @@ static int pace_post_load(void *opaque, int version_id)
             }
         }
         if (s->tsr_end < 0 || s->tsr_end > horizon) {
+            return -EINVAL;
+        }
+        if (s->tsr_retries &&
+            (s->tsr_hold_start < 0 || s->tsr_hold_start > now)) {
             return -EINVAL;
         }
     }
@@ -402,6 +417,7 @@ const VMStateDescription vmstate_ringside_pace = {
         VMSTATE_UINT64(tx_refused, RingsideSerialState),
         VMSTATE_UINT64(tx_cleared, RingsideSerialState),
         VMSTATE_INT64_V(tsr_end, RingsideSerialState, 2),
+        VMSTATE_INT64_V(tsr_hold_start, RingsideSerialState, 2),
         VMSTATE_END_OF_LIST()
     }
 };

@@ -103,8 +103,9 @@ struct RingsideSerialState {
     bool tsr_busy;              /* a byte is on the wire */
     uint8_t tsr;
     uint64_t tsr_index;
-    uint8_t tsr_retries;
+    uint8_t tsr_retries;        /* 1: the byte waits for its chardev */
     int64_t tsr_end;            /* virtual ns: the byte is out (or retried) */
+    int64_t tsr_hold_start;     /* virtual ns: the chardev first refused it */
     QEMUTimer *tx_timer;
     bool pace_loaded;           /* the incoming stream had the pace state */
     bool divisor0_logged, overrun_logged;
