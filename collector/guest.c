@@ -70,7 +70,7 @@ void rs_guest_result_clear(RsGuestResult *res)
 }
 
 #if defined(__x86_64__)
-/* The TSC and CLOCK_MONOTONIC_RAW (ns) at one instant, within *width ns. */
+/* The TSC and CLOCK_MONOTONIC_RAW (ns) at one instant, as near as can be. */
 static void tsc_sample(guint64 *tsc, gint64 *ns)
 {
     gint64 best = G_MAXINT64;
@@ -142,8 +142,19 @@ guint64 rs_host_tsc_khz(void)
 
     if (g_once_init_enter(&once)) {
         const char *env = g_getenv("RINGSIDE_TSC_KHZ");
+        guint64 v;
 
-        khz = env ? g_ascii_strtoull(env, NULL, 10) : measure_tsc_khz();
+        if (env && g_ascii_string_to_unsigned(env, 10, 0, 100000000, &v,
+                                              NULL)) {
+            khz = v;
+        } else {
+            if (env) {
+                g_printerr("ringside: RINGSIDE_TSC_KHZ=%s is not a rate in "
+                           "kHz (0 to 100000000); measuring it instead\n",
+                           env);
+            }
+            khz = measure_tsc_khz();
+        }
         g_once_init_leave(&once, 1);
     }
     return khz;
