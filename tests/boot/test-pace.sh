@@ -4,7 +4,8 @@
 # thing both ways (time stamps aside), and the paced wire is never faster
 # than the line.  Prints both boot times.  Then Debian's stock kernel boots
 # paced on an idle host and with every host core kept busy: the same
-# verdicts and no overrun either way, and its TSC calibrated early.
+# verdicts and no overrun either way, and its TSC calibrated early; run
+# calls the busy boot, and one with more vCPUs than host cores, unfaithful.
 set -uo pipefail
 ringside=${RINGSIDE_BIN:?RINGSIDE_BIN must name the ringside binary}
 out=$(mktemp -d /tmp/ringside-pace-XXXXXX)
@@ -17,7 +18,7 @@ check() {
     n=$((n + 1))
     if "$@"; then echo "ok $n - $what"; else echo "not ok $n - $what"; failed=$((failed + 1)); fi
 }
-echo "1..9"
+echo "1..11"
 for p in off line; do
     "$ringside" run --case poweroff --pace "$p" --out "$out/$p" >"$out/$p.txt" 2>"$out/$p.err"
     echo $? >"$out/$p.rc"
@@ -118,11 +119,18 @@ sys.exit(0 if g_paced >= wire_s and g_unpaced < g_paced else 1)
 PY
 }
 check "paced guest time covers bytes x 10 / 115200 s" line_rate
+# A run's timing is not real hardware's with more vCPUs than host cores.
+fi_smp=$(( $(nproc) + 1 ))
+"$ringside" run -q --case poweroff --pace off --smp "$fi_smp" --out "$out/smp" \
+    >"$out/smp.txt" 2>"$out/smp.err"
+sed 's/^/# /' "$out/smp.txt"
+check "more vCPUs than host cores: not faithful" \
+    grep -q " faithful=no([^ ]*smp:$fi_smp>cores:$(nproc)" "$out/smp.txt"
 
 # Debian's stock kernel, paced, idle host and host cores kept busy.
 stock=${RINGSIDE_CACHE:-$HOME/.cache/ringside}/stock/vmlinuz
 if [ ! -f "$stock" ]; then
-    for i in 5 6 7 8 9; do echo "ok $i # SKIP no stock kernel (scripts/fetch-stock-kernel.sh)"; done
+    for i in 6 7 8 9 10 11; do echo "ok $i # SKIP no stock kernel (scripts/fetch-stock-kernel.sh)"; done
     exit $((failed > 0))
 fi
 busy=()
@@ -165,4 +173,7 @@ early_tsc() {
     ! grep -aq "Unable to calibrate against PIT" "$out/stock-busy/console.log"
 }
 check "stock kernel: TSC calibrated early from tsc_early_khz=" early_tsc
+# With every host core busy the vCPUs wait for one: run must say so.
+check "busy host: run says the timing is not faithful (vCPUs waited)" \
+    grep -q ' faithful=no([^ ]*vcpu-wait:[0-9]*%' "$out/stock-busy.txt"
 exit $((failed > 0))
