@@ -468,6 +468,101 @@ static void test_pace_driver_wait(void)
     fixture_stop(&f);
 }
 
+/* Until the migration on @qts is over; returns its final status. */
+static char *migration_wait(QTestState *qts)
+{
+    unsigned i;
+
+    for (i = 0; i < 500; i++) {
+        QDict *r = qtest_qmp(qts, "{ 'execute': 'query-migrate' }");
+        QDict *ret = qdict_get_qdict(r, "return");
+        char *st = ret && qdict_haskey(ret, "status") ?
+                   g_strdup(qdict_get_str(ret, "status")) : NULL;
+
+        qobject_unref(r);
+        if (st && (!strcmp(st, "completed") || !strcmp(st, "failed"))) {
+            return st;
+        }
+        g_free(st);
+        g_usleep(10000);
+    }
+    g_assert_not_reached();
+}
+
+/*
+ * A transmitter saved mid-flight (the FIFO half sent) goes on where it
+ * was on the destination: the same bytes, each at the time the line puts
+ * it, and nothing sent twice.
+ */
+static void test_pace_migrate(void)
+{
+    Fixture f = { 0 };
+    g_autofree char *state = NULL, *dir2 = NULL, *con2 = NULL, *ev2 = NULL;
+    g_autofree char *console = NULL, *console2 = NULL, *st = NULL;
+    g_autofree char *out_uri = NULL, *in_uri = NULL;
+    g_autoptr(GArray) wt = NULL, wt2 = NULL;
+    g_autoptr(GError) err = NULL;
+    QTestState *dst;
+    int64_t t0, t_src, char_ns;
+    unsigned i;
+
+    fixture_start_opts(&f, EVENTS_FILE, ",pace=line,ring=off");
+    uart_setup(f.qts, 1, LCR_8N1, true);
+    qtest_qmp_assert_success(f.qts, "{ 'execute': 'stop' }");
+    t0 = qtest_clock_step(f.qts, 0);
+    for (i = 0; i < 17; i++) {
+        uart_put(f.qts, 'a' + i);
+    }
+    qtest_clock_step(f.qts, 5.5 * CHAR_NS_115200);
+    g_assert_cmphex(lsr(f.qts) & LSR_THRE, ==, 0);
+    t_src = qtest_clock_step(f.qts, 0);
+    state = g_build_filename(f.dir, "state", NULL);
+    out_uri = g_strdup_printf("exec:cat > %s", state);
+    in_uri = g_strdup_printf("exec:cat %s", state);
+    qtest_qmp_assert_success(f.qts, "{ 'execute': 'migrate', 'arguments': "
+                             "{ 'uri': %s } }", out_uri);
+    st = migration_wait(f.qts);
+    g_assert_cmpstr(st, ==, "completed");
+    g_free(g_steal_pointer(&st));
+    console = read_file(f.console);
+    g_assert_cmpstr(console, ==, "abcde");
+    wt = wire_times(f.events, 17);
+    char_ns = g_array_index(wt, int64_t, 0) - t0;
+
+    dir2 = g_dir_make_tmp("ringside-qtest-XXXXXX", &err);
+    g_assert_no_error(err);
+    con2 = g_build_filename(dir2, "console", NULL);
+    ev2 = g_build_filename(dir2, "events", NULL);
+    dst = qtest_initf("-nodefaults -machine pc -chardev file,id=con,path=%s "
+                      "-chardev file,id=ev,path=%s -device ringside-serial,"
+                      "id=rs,chardev=con,events=ev,pace=line,ring=off "
+                      "-incoming defer", con2, ev2);
+    /* qtest's virtual clock is not migrated: bring it to the source's. */
+    qtest_clock_step(dst, t_src);
+    qtest_qmp_assert_success(dst, "{ 'execute': 'migrate-incoming', "
+                             "'arguments': { 'uri': %s } }", in_uri);
+    st = migration_wait(dst);
+    g_assert_cmpstr(st, ==, "completed");
+    qtest_clock_step(dst, 12 * CHAR_NS_115200);
+    g_assert_cmphex(lsr(dst) & (LSR_THRE | LSR_TEMT), ==,
+                    LSR_THRE | LSR_TEMT);
+    g_assert_cmpuint(rs_counter(dst, "tx-bytes"), ==, 17);
+    g_assert_cmpuint(rs_counter(dst, "tx-overruns"), ==, 0);
+    qtest_quit(dst);
+    console2 = read_file(con2);
+    g_assert_cmpstr(console2, ==, "fghijklmnopq");
+    wt2 = wire_times(ev2, 17);
+    for (i = 0; i < 17; i++) {
+        g_assert_cmpint(g_array_index(wt2, int64_t, i), ==,
+                        i < 5 ? -2 : t0 + (int64_t)(i + 1) * char_ns);
+    }
+    unlink(state);
+    fixture_stop(&f);
+    unlink(con2);
+    unlink(ev2);
+    rmdir(dir2);
+}
+
 /* Read what is waiting on @fd (non-blocking), up to @max bytes. */
 static size_t drain(int fd, GString *got, size_t max)
 {
@@ -740,6 +835,7 @@ int main(int argc, char **argv)
     qtest_add_func("/ringside-serial/pace/divisor0", test_pace_divisor0);
     qtest_add_func("/ringside-serial/pace/late-timer", test_pace_late_timer);
     qtest_add_func("/ringside-serial/pace/driver-wait", test_pace_driver_wait);
+    qtest_add_func("/ringside-serial/pace/migrate", test_pace_migrate);
     qtest_add_data_func("/ringside-serial/refused/pace-off", "off",
                         test_refused_accounted);
     qtest_add_data_func("/ringside-serial/refused/pace-line", "line",
