@@ -39,8 +39,10 @@ def check(what, ok, detail=""):
     results.append(ok)
     print("%s %d - %s" % ("ok" if ok else "not ok", len(results), what))
     if not ok and detail:
+        # Also on stderr: meson's --print-errorlogs shows only that.
         for line in str(detail).rstrip().split("\n")[:30]:
             print("# " + line)
+            print("%s: %s" % (what, line), file=sys.stderr)
     sys.stdout.flush()
 
 
@@ -71,7 +73,7 @@ def main():
                 print("# " + b["summary"])
                 check("%s: ended in the poweroff, the distro case whole on the wire"
                       % what, b["rc"] == 0 and b["ended"] == "poweroff" and b["distro"],
-                      "%s\n%s" % (b["stderr"], b["summary"]))
+                      "%s\n%s\n%s" % (b["stderr"], b["summary"], km.describe_out(out)))
                 rep = b["report"]
                 lines = rep.get("lines", {})
                 check("%s: level 0 clean, 0 overruns (%s)" % (what, km.counts(lines)),

@@ -227,6 +227,22 @@ def boot(ringside, name, kernel, pace, out, timeout=120):
     return b
 
 
+def describe_out(out):
+    """What a run left in its out dir, and the room left on its disk: the
+    first things to know when a boot's files are missing."""
+    try:
+        files = ", ".join("%s %d" % (f, os.path.getsize(os.path.join(out, f)))
+                          for f in sorted(os.listdir(out)))
+    except OSError as e:
+        files = str(e)
+    try:
+        st = os.statvfs(os.path.dirname(os.path.abspath(out)))
+        free = "%d MiB free" % (st.f_bavail * st.f_frsize >> 20)
+    except OSError as e:
+        free = str(e)
+    return "out dir: %s; %s" % (files, free)
+
+
 def counts(section):
     """'ok 177, user 26' from a {verdict: count} map: the non-zero ones."""
     return ", ".join("%s %d" % kv for kv in section.items() if kv[1]) or "-"
