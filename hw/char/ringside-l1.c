@@ -241,7 +241,7 @@ static void judge_skipped(rs_l1 *l, uint64_t from, uint64_t to)
         first = 0;
     }
     /* Gone from the ring: judged without reading (judge_skipped_one). */
-    gone_to = first > from ? MIN(first, to) : from;
+    gone_to = first > from ? (first < to ? first : to) : from;
     for (seq = from; seq < gone_to && seq - from < RS_L1_SKIP_READS; seq++) {
         judge_skipped_one(l, &r, seq, first);
     }
