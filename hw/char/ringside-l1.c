@@ -200,7 +200,8 @@ static void judge_skipped_one(rs_l1 *l, run *r, uint64_t seq, uint64_t first)
         v = l->dropped_credit ? RS_R_DROPPED : RS_R_FILTERED;
     } else {
         level = rec.level;
-        v = rs_console_filtered(l->loglevel, l->level_seq, level, seq) ?
+        v = rs_console_filtered_flags(l->loglevel, l->level_seq, level,
+                                      rec.flags, seq) ?
             RS_R_FILTERED : RS_R_MISSING;
     }
     if (v == RS_R_DROPPED) {
@@ -268,8 +269,8 @@ static void start_at(rs_l1 *l, uint64_t seq)
     }
 }
 
-/* Record seq reached the wire whole. */
-static void deliver(rs_l1 *l, uint64_t seq, int level)
+/* Record seq, with printk_info flags rflags, reached the wire whole. */
+static void deliver(rs_l1 *l, uint64_t seq, int level, unsigned rflags)
 {
     run r = { .open = false };
     uint8_t w;
@@ -292,7 +293,7 @@ static void deliver(rs_l1 *l, uint64_t seq, int level)
     }
     window_set(l, seq, RS_R_DELIVERED);
     run_add(l, &r, RS_R_DELIVERED, seq, 1, level);
-    rs_levels_printed(l->level_seq, level, seq);
+    rs_levels_printed_flags(l->level_seq, level, rflags, seq);
 }
 
 /* Only part of record seq, or a damaged copy, reached the wire. */
@@ -370,7 +371,9 @@ static void judge_frame(rs_l1 *l, int cpu, rs_l1_frame *f, bool open)
     char text[RS_CONSOLE_LOG_MAX];
     rs_record rec;
     uint64_t count;
+    unsigned rflags = 0;
     int level = -1;
+    rs_console_notice notice = RS_NOTICE_NONE;
 
     if (f->cr && f->len < RS_L1_TEXT) {
         f->text[f->len++] = '\r';   /* a CR no LF followed */
@@ -385,10 +388,14 @@ static void judge_frame(rs_l1 *l, int cpu, rs_l1_frame *f, bool open)
     } else if (text_is(f, "\n")) {
         return;                 /* the line break before a takeover's text */
     } else if (f->len > 1 && f->text[f->len - 1] == '\n' && !f->overlong &&
-               rs_parse_dropped_notice(f->text, f->len - 1, &count)) {
+               (notice = rs_parse_console_notice(f->text, f->len - 1,
+                                                 &count)) != RS_NOTICE_NONE) {
+        /* a takeover's replay notice: the record follows again, whole */
         bi.verdict = RS_B_NOTICE;
         bi.count = count;
-        l->dropped_credit += count;
+        if (notice == RS_NOTICE_DROPPED) {
+            l->dropped_credit += count;
+        }
     } else if (!l->ring) {
         bi.verdict = RS_B_UNCHECKED;
     } else {
@@ -398,6 +405,7 @@ static void judge_frame(rs_l1 *l, int cpu, rs_l1_frame *f, bool open)
 
         if (st == RS_REC_OK) {
             level = rec.level;
+            rflags = rec.flags;
             compare(l, f, &rec, &bi);
         } else if (text_gone(st) ||
                    (st == RS_REC_NOT_YET &&
@@ -422,10 +430,10 @@ static void judge_frame(rs_l1 *l, int cpu, rs_l1_frame *f, bool open)
     switch (bi.verdict) {
     case RS_B_OK:
     case RS_B_TORN:
-        deliver(l, f->seq, level);
+        deliver(l, f->seq, level, rflags);
         break;
     case RS_B_OVERWRITTEN:
-        deliver(l, f->seq, -1);
+        deliver(l, f->seq, -1, 0);
         break;
     case RS_B_CUT:
         deliver_partial(l, f->seq, RS_R_CUT);

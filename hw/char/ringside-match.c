@@ -51,6 +51,8 @@ static const char *const verdict_names[RS_V_COUNT] = {
     [RS_V_UNCHECKED] = "unchecked",
     [RS_V_OVERWRITTEN] = "overwritten",
     [RS_V_USER] = "user",
+    [RS_V_REPLAYED] = "replayed",
+    [RS_V_KNOTICE] = "notice",
     [RS_V_MISSING] = "missing",
     [RS_V_FILTERED] = "filtered",
     [RS_V_DROPPED] = "dropped",
@@ -82,18 +84,61 @@ typedef struct cand {
     uint64_t id;                /* descriptor id */
     uint64_t ts_nsec;
     int level;
+    unsigned rflags;            /* the record's printk_info flags */
     char out[RS_CONSOLE_LOG_MAX];
     uint32_t len;               /* all lines, with their '\n' */
     uint32_t l1;                /* first line, without '\n' */
 } cand;
 
-static void report(rs_match *m, rs_verdict v, rs_verdict_info *vi)
+static void emit(rs_match *m, const rs_verdict_info *vi)
 {
-    vi->verdict = v;
+    rs_verdict v = vi->verdict;
+
     m->counts[v] += v >= RS_V_MISSING && vi->count ? vi->count : 1;
     if (m->report) {
         m->report(m->opaque, vi);
     }
+}
+
+/*
+ * An nbcon console that takes over from a context that had begun a record
+ * ends the line there ("\n"), writes "** replaying previous printk message
+ * **" and prints the record again whole (6.12: nbcon.c:1010-1018).  The
+ * line before the notice, cut or whole, is then the kernel's redundant
+ * copy, not damage or a duplicate.  A line cut short of a record (CORRUPT,
+ * the line ended first) is held back until the next line says which.
+ */
+enum { REPLAY_NONE, REPLAY_AFTER_CUT, REPLAY_AFTER_WHOLE };
+
+static void report(rs_match *m, rs_verdict v, rs_verdict_info *vi)
+{
+    vi->verdict = v;
+    if (v == RS_V_CORRUPT && vi->has_seq && vi->got < 0 && !m->held) {
+        m->held = true;
+        m->held_vi = *vi;
+        return;
+    }
+    emit(m, vi);
+}
+
+/* Judge the held line: replayed if a replay notice came next. */
+static void release_held(rs_match *m, bool replayed)
+{
+    if (!m->held) {
+        return;
+    }
+    m->held = false;
+    if (replayed) {
+        m->held_vi.verdict = RS_V_REPLAYED;
+        m->replay = REPLAY_AFTER_CUT;
+        m->replay_seq = m->held_vi.seq;
+    }
+    emit(m, &m->held_vi);
+}
+
+void rs_match_flush(rs_match *m)
+{
+    release_held(m, false);
 }
 
 static void line_info(const line *l, rs_verdict_info *vi)
@@ -142,6 +187,7 @@ static rs_rec_status get_cand(rs_match *m, uint64_t seq, unsigned flags,
 
     c->seq = seq;
     c->level = st == RS_REC_OK || st == RS_REC_NODATA ? rec.level : -1;
+    c->rflags = st == RS_REC_OK || st == RS_REC_NODATA ? rec.flags : 0;
     if (st != RS_REC_OK) {
         return st;
     }
@@ -159,10 +205,12 @@ static bool line_is(const line *l, const char *s, uint32_t n)
     return l->n == n && !memcmp(l->b, s, n);
 }
 
-/* Does the console print nothing of records at this level? */
-static bool filtered(const rs_match *m, int level, uint64_t seq)
+/* Does the console print nothing of this record, by its level and flags? */
+static bool filtered(const rs_match *m, int level, unsigned rflags,
+                     uint64_t seq)
 {
-    return rs_console_filtered(m->loglevel, m->level_seq, level, seq);
+    return rs_console_filtered_flags(m->loglevel, m->level_seq, level, rflags,
+                                     seq);
 }
 
 /* ---- the line's prefix ---- */
@@ -318,7 +366,7 @@ static uint8_t skipped_class(rs_match *m, uint64_t seq, bool read)
         st = rd(m, seq, &rec, NULL, 0);
         if (st == RS_REC_OK || st == RS_REC_NODATA) {
             level = rec.level;
-            if (filtered(m, level, seq)) {
+            if (filtered(m, level, rec.flags, seq)) {
                 return W_FILTERED | (level + 1) << 4;
             }
         }
@@ -419,11 +467,12 @@ static void advance(rs_match *m, uint64_t seq)
 }
 
 /* The console printed seq: OK if it is new, else DUPLICATE/REORDERED. */
-static rs_verdict printed(rs_match *m, uint64_t seq, int level)
+static rs_verdict printed(rs_match *m, uint64_t seq, int level,
+                          unsigned rflags)
 {
     uint8_t *slot;
 
-    rs_levels_printed(m->level_seq, level, seq);
+    rs_levels_printed_flags(m->level_seq, level, rflags, seq);
     m->unmatched_run = 0;
     if (!m->started || seq >= m->cursor) {
         advance(m, seq);
@@ -650,8 +699,12 @@ static bool cand_is(rs_match *m, uint64_t seq, const line *l, cand *c)
 static rs_verdict take(rs_match *m, const line *l, const cand *c,
                        rs_verdict_info *vi)
 {
-    rs_verdict v = printed(m, c->seq, c->level);
+    rs_verdict v = printed(m, c->seq, c->level, c->rflags);
 
+    if (v == RS_V_DUPLICATE && m->replay && c->seq == m->replay_seq) {
+        /* printed again after the notice: whole for the first time? */
+        v = m->replay == REPLAY_AFTER_CUT ? RS_V_OK : RS_V_REPLAYED;
+    }
     m->fmt_flags = l->flags;
     m->have_fmt = true;
     if (v == RS_V_OK) {
@@ -695,7 +748,7 @@ static bool expected(rs_match *m, const line *l, cand *c, bool *hit)
         if (st == RS_REC_NOT_YET || st == RS_REC_BAD) {
             return false;
         }
-        if (st == RS_REC_OK && c->len && !filtered(m, c->level, s)) {
+        if (st == RS_REC_OK && c->len && !filtered(m, c->level, c->rflags, s)) {
             return true;
         }
     }
@@ -848,9 +901,9 @@ static bool torn(rs_match *m, const line *l, unsigned flags, const cand *x,
         vi->seq2 = y->seq;
         vi->has_seq2 = true;
         if (!m->resid_len) {
-            printed(m, x->seq, x->level);
+            printed(m, x->seq, x->level, x->rflags);
         }
-        printed(m, y->seq, y->level);
+        printed(m, y->seq, y->level, y->rflags);
         /* keep what is left of the side that did not finish */
         if (xu < xn) {
             memmove(m->resid, xb + xu, xn - xu);
@@ -897,12 +950,12 @@ static bool near_copy(rs_match *m, const line *l, rs_verdict_info *vi)
         if (st == RS_REC_NOT_YET || st == RS_REC_BAD) {
             break;
         }
-        if (st != RS_REC_OK || !c.len || filtered(m, c.level, s)) {
+        if (st != RS_REC_OK || !c.len || filtered(m, c.level, c.rflags, s)) {
             continue;
         }
         tried++;
         if (l->b[0] == (uint8_t)c.out[0] && damaged(l, &c, false, vi)) {
-            printed(m, c.seq, c.level);
+            printed(m, c.seq, c.level, c.rflags);
             return true;
         }
     }
@@ -990,11 +1043,11 @@ static bool user_torn(rs_match *m, const line *l, const cand *x,
     vi->user_at = p;
     vi->seq = x->seq;
     vi->has_seq = true;
-    printed(m, x->seq, x->level);
+    printed(m, x->seq, x->level, x->rflags);
     return true;
 }
 
-static void judge(rs_match *m, line *l)
+static void judge_line(rs_match *m, line *l)
 {
     rs_verdict_info vi;
     rs_verdict v = RS_V_UNMATCHED;
@@ -1011,13 +1064,6 @@ static void judge(rs_match *m, line *l)
     }
     parse_prefix(l);
     flags = l->flags;
-    if (rs_parse_dropped_notice(l->b, l->n, &count)) {
-        m->dropped_credit += count;
-        vi.count = count;
-        m->unmatched_run = 0;
-        report(m, RS_V_NOTICE, &vi);
-        return;
-    }
 
     /* the rest of a line torn apart earlier */
     if (m->resid_len && line_is(l, (const char *)m->resid, m->resid_len)) {
@@ -1194,7 +1240,7 @@ static void judge(rs_match *m, line *l)
             goto out;
         }
         if (have_best && damaged(l, &best, true, &vi)) {
-            printed(m, best.seq, best.level);
+            printed(m, best.seq, best.level, best.rflags);
             v = RS_V_CORRUPT;
             goto out;
         }
@@ -1203,7 +1249,7 @@ static void judge(rs_match *m, line *l)
             goto out;
         }
         if (!have_best && have_e && damaged(l, &e, false, &vi)) {
-            printed(m, e.seq, e.level);
+            printed(m, e.seq, e.level, e.rflags);
             v = RS_V_CORRUPT;
             goto out;
         }
@@ -1222,6 +1268,47 @@ out:
         m->in_rec = was_in_rec;     /* between a record's lines */
     }
     report(m, v, &vi);
+}
+
+/* A line the console code writes that is no record's: a notice. */
+static bool judge_notice(rs_match *m, line *l)
+{
+    uint64_t count;
+    rs_console_notice k = rs_parse_console_notice(l->b, l->n, &count);
+    rs_verdict_info vi;
+
+    release_held(m, k == RS_NOTICE_REPLAYING);
+    if (k == RS_NOTICE_NONE) {
+        return false;
+    }
+    line_info(l, &vi);
+    vi.count = count;
+    if (!m->ring) {
+        report(m, RS_V_UNCHECKED, &vi);
+        return true;
+    }
+    m->unmatched_run = 0;
+    if (k == RS_NOTICE_DROPPED) {
+        m->dropped_credit += count;
+        report(m, RS_V_NOTICE, &vi);
+        return true;
+    }
+    if (k == RS_NOTICE_REPLAYING && m->replay != REPLAY_AFTER_CUT &&
+        m->started && m->cursor) {
+        m->replay = REPLAY_AFTER_WHOLE;
+        m->replay_seq = m->cursor - 1;
+    }
+    report(m, RS_V_KNOTICE, &vi);
+    return true;
+}
+
+static void judge(rs_match *m, line *l)
+{
+    if (judge_notice(m, l)) {
+        return;                 /* a replay notice counts for what follows */
+    }
+    judge_line(m, l);
+    m->replay = REPLAY_NONE;
 }
 
 /* ---- the byte stream ---- */
@@ -1289,6 +1376,7 @@ static void line_done(rs_match *m, uint64_t last, int64_t vt, bool partial)
         rs_verdict_info vi;
 
         line_info(&l, &vi);
+        release_held(m, false);
         report(m, m->ring ? RS_V_UNMATCHED : RS_V_UNCHECKED, &vi);
     } else if (!m->ring && !partial) {
         backlog_put(m, &l);
@@ -1369,6 +1457,7 @@ void rs_match_resume(rs_match *m, const rs_ring *ring)
 
 void rs_match_detach(rs_match *m)
 {
+    release_held(m, false);
     if (m->started) {
         expire_all(m);
     }
@@ -1385,6 +1474,7 @@ void rs_match_finish(rs_match *m, int64_t vt)
     if (m->len || m->overlong) {
         line_done(m, m->first + m->len, vt, true);
     }
+    release_held(m, false);
     if (!m->ring) {
         backlog_replay(m);      /* judged UNCHECKED: no ring ever came */
         return;

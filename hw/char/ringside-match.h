@@ -45,6 +45,14 @@ typedef enum rs_verdict {
     RS_V_UNCHECKED,     /* no trusted ring to check it against */
     RS_V_OVERWRITTEN,   /* its record was overwritten before it was done */
     RS_V_USER,          /* not kernel output: user space wrote it */
+    /*
+     * A copy of a record an nbcon console's takeover made redundant: the
+     * line it cut, or a whole copy before "** replaying previous printk
+     * message **", whose record is printed again whole next.
+     */
+    RS_V_REPLAYED,
+    RS_V_KNOTICE,       /* another line the console code writes: a replay
+                         * notice; perf's early_printk() */
     /* a ring record that never reached the console */
     RS_V_MISSING,
     RS_V_FILTERED,      /* below the console loglevel */
@@ -122,6 +130,13 @@ typedef struct rs_match {
     uint8_t backlog[RS_MATCH_BACKLOG];
     uint32_t backlog_len;
 
+    /* a cut line held back until the next line says if it is replayed */
+    bool held;                  /* not migrated: released by pre_save */
+    rs_verdict_info held_vi;
+    /* after a replay notice: REPLAY_* in ringside-match.c, and its seq */
+    uint8_t replay;
+    uint64_t replay_seq;
+
     uint64_t counts[RS_V_COUNT];
     uint64_t hist[RS_MATCH_HIST];
     bool replaying;             /* not migrated: never across a callback */
@@ -157,6 +172,9 @@ static inline bool rs_match_wants_time(const rs_match *m, uint8_t byte)
  * read, the rest missing unread).  Matching may go on afterwards.
  */
 void rs_match_finish(rs_match *m, int64_t vt);
+
+/* Judge now a line held back (a cut line) as what it looks like alone. */
+void rs_match_flush(rs_match *m);
 
 typedef struct rs_latency {
     uint64_t n, negative;

@@ -114,6 +114,12 @@ static void verify_report(void *opaque, const rs_verdict_info *vi)
         n += snprintf(extra + n, sizeof(extra) - n, ",\"count\":%" PRIu64,
                       vi->count);
         break;
+    case RS_V_REPLAYED:
+        if (vi->at >= 0) {      /* the cut copy: where it was cut */
+            n += snprintf(extra + n, sizeof(extra) - n, ",\"at\":%d",
+                          vi->at);
+        }
+        break;
     default:
         break;
     }
@@ -179,7 +185,8 @@ static void verify_summary(RingsideSerialState *s, const char *reason)
         ",\"torn\":%" PRIu64 ",\"duplicate\":%" PRIu64
         ",\"reordered\":%" PRIu64 ",\"unmatched\":%" PRIu64
         ",\"dropped-notice\":%" PRIu64 ",\"unchecked\":%" PRIu64
-        ",\"overwritten\":%" PRIu64 ",\"user\":%" PRIu64 "},"
+        ",\"overwritten\":%" PRIu64 ",\"user\":%" PRIu64
+        ",\"replayed\":%" PRIu64 ",\"notice\":%" PRIu64 "},"
         "\"records\":{\"missing\":%" PRIu64 ",\"filtered\":%" PRIu64
         ",\"dropped\":%" PRIu64 "},"
         "\"lat\":{\"n\":%" PRIu64 ",\"min\":%" PRId64 ",\"p50\":%" PRId64
@@ -189,7 +196,8 @@ static void verify_summary(RingsideSerialState *s, const char *reason)
         ringside_ring_state_names[s->ring_state],
         c[RS_V_OK], c[RS_V_CORRUPT], c[RS_V_TORN], c[RS_V_DUPLICATE],
         c[RS_V_REORDERED], c[RS_V_UNMATCHED], c[RS_V_NOTICE],
-        c[RS_V_UNCHECKED], c[RS_V_OVERWRITTEN], c[RS_V_USER], c[RS_V_MISSING],
+        c[RS_V_UNCHECKED], c[RS_V_OVERWRITTEN], c[RS_V_USER],
+        c[RS_V_REPLAYED], c[RS_V_KNOTICE], c[RS_V_MISSING],
         c[RS_V_FILTERED],
         c[RS_V_DROPPED], lat.n, lat.min, lat.p50, lat.p99, lat.max,
         lat.negative, lat.clock_offset,
@@ -306,6 +314,15 @@ static bool verify_needed(void *opaque)
     return s->ring_auto;
 }
 
+/* A line held back for the next one is judged now: the stream ends here. */
+static int verify_pre_save(void *opaque)
+{
+    RingsideSerialState *s = opaque;
+
+    rs_match_flush(&s->match);
+    return 0;
+}
+
 static int verify_post_load(void *opaque, int version_id)
 {
     RingsideSerialState *s = opaque;
@@ -319,6 +336,7 @@ static int verify_post_load(void *opaque, int version_id)
         return -EINVAL;
     }
     s->match.ring = NULL;
+    s->match.held = false;
     ringside_attach_post_load(s);
     return 0;
 }
@@ -327,9 +345,10 @@ static int verify_post_load(void *opaque, int version_id)
 
 const VMStateDescription vmstate_ringside_verify = {
     .name = "ringside-serial/verify",
-    .version_id = 3,            /* 3: a counter for user space's lines */
+    .version_id = 3,            /* 3: user space's lines, nbcon replays */
     .minimum_version_id = 3,
     .needed = verify_needed,
+    .pre_save = verify_pre_save,
     .post_load = verify_post_load,
     .fields = (VMStateField[]) {
         VMSTATE_INT32(ring_state, RingsideSerialState),
@@ -369,6 +388,8 @@ const VMStateDescription vmstate_ringside_verify = {
         VMSTATE_INT64(M(lat_max), RingsideSerialState),
         VMSTATE_UINT64(M(lat_n), RingsideSerialState),
         VMSTATE_UINT64(M(lat_negative), RingsideSerialState),
+        VMSTATE_UINT8(M(replay), RingsideSerialState),
+        VMSTATE_UINT64(M(replay_seq), RingsideSerialState),
         VMSTATE_END_OF_LIST()
     }
 };
