@@ -569,6 +569,79 @@ static void test_dropped(void)
 }
 
 /*
+ * An nbcon console took over mid-record (6.12 nbcon.c): the cut line ends
+ * with the takeover's newline, the replay notice follows and the record is
+ * printed again whole.  The cut copy is "replayed", the reprint ok: no
+ * problem, nothing counted twice.
+ */
+static void test_replay_cut(void)
+{
+    Fixture f = { 0 };
+    Ring r;
+    g_autofree char *v = NULL;
+    g_autoptr(QDict) cut = NULL;
+    g_autoptr(QDict) sum = NULL;
+
+    start_attached(&f, &r, "");
+    ring_push(&r, "alpha");
+    ring_push(&r, "beta, a longer line");
+    ring_push(&r, "gamma");
+    attach_now(&f);
+    print_rec(f.qts, 0, "alpha");
+    uart_puts(f.qts, "[    0.002000] beta, a lo\r\n");
+    uart_puts(f.qts, "** replaying previous printk message **\r\n");
+    print_rec(f.qts, 1, "beta, a longer line");
+    print_rec(f.qts, 2, "gamma");
+    v = line_verdicts(&f);
+    g_assert_cmpstr(v, ==, "ok replayed notice ok ok");
+    cut = line_event(&f, 1);
+    g_assert_cmpint(qdict_get_int(cut, "seq"), ==, 1);
+    g_assert_cmpint(qdict_get_int(cut, "at"), ==, 25);
+    sum = quit_summary(&f);
+    g_assert_cmpint(sub_int(sum, "lines", "corrupt"), ==, 0);
+    g_assert_cmpint(sub_int(sum, "lines", "duplicate"), ==, 0);
+    g_assert_cmpint(sub_int(sum, "lines", "replayed"), ==, 1);
+    g_assert_cmpint(sub_int(sum, "lines", "notice"), ==, 1);
+    g_assert_cmpint(sub_int(sum, "records", "missing"), ==, 0);
+    fixture_stop(&f);
+}
+
+/*
+ * The takeover came after the whole record was out but before the console
+ * moved on: the reprint after the notice is the redundant copy.  A cut
+ * line that no notice follows stays corrupt, judged in its place.
+ */
+static void test_replay_whole(void)
+{
+    Fixture f = { 0 };
+    Ring r;
+    g_autofree char *v = NULL;
+    g_autoptr(QDict) sum = NULL;
+
+    start_attached(&f, &r, "");
+    ring_push(&r, "alpha");
+    ring_push(&r, "beta");
+    ring_push(&r, "gamma, cut");
+    ring_push(&r, "delta");
+    attach_now(&f);
+    print_rec(f.qts, 0, "alpha");
+    uart_puts(f.qts, "** replaying previous printk message **\r\n");
+    print_rec(f.qts, 0, "alpha");
+    print_rec(f.qts, 1, "beta");
+    uart_puts(f.qts, "[    0.003000] gamma\r\n");
+    print_rec(f.qts, 3, "delta");
+    /* not after a notice: a reprint is a duplicate */
+    print_rec(f.qts, 3, "delta");
+    v = line_verdicts(&f);
+    g_assert_cmpstr(v, ==, "ok notice replayed ok corrupt ok duplicate");
+    sum = quit_summary(&f);
+    g_assert_cmpint(sub_int(sum, "lines", "replayed"), ==, 1);
+    g_assert_cmpint(sub_int(sum, "lines", "corrupt"), ==, 1);
+    g_assert_cmpint(sub_int(sum, "records", "missing"), ==, 0);
+    fixture_stop(&f);
+}
+
+/*
  * pace=line judges what reached the wire: bytes written to a full
  * transmitter are lost (overruns) and their line is corrupt, with the
  * first lost byte named.
@@ -577,6 +650,9 @@ static void test_paced_overrun(void)
 {
     static const char text[] = "a line written without waiting for THRE";
     g_autofree char *l = console_line(1000000, text);
+    g_autofree char *rec = console_line(2000000, "next");
+    g_autofree char *next = g_strconcat(rec, "\r\n", NULL);
+    const char *p;
     Fixture f = { 0 };
     Ring r;
     g_autofree char *v = NULL;
@@ -584,6 +660,7 @@ static void test_paced_overrun(void)
 
     start_attached(&f, &r, ",pace=line");
     ring_push(&r, text);
+    ring_push(&r, "next");
     attach_now(&f);
     qtest_outb(f.qts, COM1 + REG_FCR, FCR_ENABLE_RESET);
     uart_puts(f.qts, l);                    /* 16 in the FIFO, 1 shifting */
@@ -591,8 +668,19 @@ static void test_paced_overrun(void)
     uart_puts(f.qts, "\r\n");
     qtest_clock_step(f.qts, 100 * 1000 * 1000);
     g_assert_cmpuint(rs_counter(f.qts, "tx-overruns"), ==, strlen(l) - 17);
+    /* a line cut short is judged when the next one says it is no replay */
     v = line_verdicts(&f);
-    g_assert_cmpstr(v, ==, "corrupt");
+    g_assert_cmpstr(v, ==, "");
+    for (p = next; *p; p++) {               /* waiting for THRE this time */
+        while (!(qtest_inb(f.qts, COM1 + REG_LSR) & LSR_THRE)) {
+            qtest_clock_step(f.qts, 100 * 1000);
+        }
+        qtest_outb(f.qts, COM1 + REG_THR, *p);
+    }
+    qtest_clock_step(f.qts, 100 * 1000 * 1000);
+    g_free(v);
+    v = line_verdicts(&f);
+    g_assert_cmpstr(v, ==, "corrupt ok");
     e = line_event(&f, 0);
     g_assert_cmpint(qdict_get_int(e, "at"), ==, 17);
     g_assert_cmpint(qdict_get_int(e, "want"), ==, (uint8_t)l[17]);
@@ -864,6 +952,8 @@ int main(int argc, char **argv)
     qtest_add_data_func("/ringside-verify/missing-loglevel8",
                         ",loglevel=8", test_filtered);
     qtest_add_func("/ringside-verify/dropped", test_dropped);
+    qtest_add_func("/ringside-verify/replay-cut", test_replay_cut);
+    qtest_add_func("/ringside-verify/replay-whole", test_replay_whole);
     qtest_add_func("/ringside-verify/verbose-later", test_verbose_later);
     qtest_add_data_func("/ringside-verify/gone", NULL, test_gone);
     qtest_add_data_func("/ringside-verify/gone-notice", "", test_gone);
