@@ -43,6 +43,8 @@ static const struct {
     { "reordered", "#c084fc", "out of order", 5 },
     { "dropped-notice", "#d4a90a", "the kernel's own drop notice", 4 },
     { "user", "#4a90c2", "user space wrote it", 3 },
+    { "replayed", "#9aa87a", "a copy the console printed again whole", 3 },
+    { "notice", "#c9b458", "the console's own notice", 3 },
     { "overwritten", "#7b8494", "record overwritten before checked", 2 },
     { "unchecked", "#b5bcc8", "no ring to check against", 1 },
     { "other", "#404040", "a verdict this ringside does not know", 0 },

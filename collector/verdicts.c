@@ -5,7 +5,7 @@
 
 const char *const rs_line_verdicts[RS_N_LINE_VERDICTS] = {
     "ok", "corrupt", "torn", "duplicate", "reordered", "unmatched",
-    "dropped-notice", "unchecked", "overwritten", "user",
+    "dropped-notice", "unchecked", "overwritten", "user", "replayed", "notice",
 };
 const char *const rs_record_verdicts[RS_N_RECORD_VERDICTS] = {
     "missing", "filtered", "dropped",
@@ -130,7 +130,7 @@ void rs_verdict_report_build(const RsEventStream *s, RsVerdictReport *r)
             const gint64 *theirs = g_hash_table_lookup(s->summary_counts,
                                                        name);
 
-            /* schema 2 streams before "user" have no such count */
+            /* older schema 2 streams have no "user", "replayed", "notice" */
             if (theirs ? (guint64)*theirs != mine : mine != 0) {
                 r->summary_agrees = FALSE;
             }
@@ -154,6 +154,8 @@ static const char *const line_notes[RS_N_LINE_VERDICTS] = {
     "the kernel said it dropped records", "no trusted ring to check against",
     "its record was overwritten while it was on the wire",
     "user space wrote it, not the kernel",
+    "a copy a console takeover replaced: the record was printed again whole",
+    "the console's own line: a replay notice, early perf warning",
 };
 static const char *const record_notes[RS_N_RECORD_VERDICTS] = {
     "in the ring, never on the console", "below the console loglevel",

@@ -14,7 +14,7 @@
 /* Line verdicts, then record verdicts, in the device's order. */
 extern const char *const rs_line_verdicts[];
 extern const char *const rs_record_verdicts[];
-#define RS_N_LINE_VERDICTS      10
+#define RS_N_LINE_VERDICTS      12
 #define RS_N_RECORD_VERDICTS    3
 
 /* Damaged lines and records listed in detail by the reports, at most. */
