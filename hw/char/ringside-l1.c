@@ -576,3 +576,63 @@ void rs_l1_finish(rs_l1 *l)
         l->next = next;
     }
 }
+
+/*
+ * Could a device have saved this state?  Checks every field a migration
+ * stream sets that is used as an index, a length or an enum, so that a
+ * crafted stream cannot make the code above index out of its arrays.
+ * Counters and seqs may hold any value.  why: the field at fault.
+ */
+bool rs_l1_state_ok(const rs_l1 *l, const char **why)
+{
+    const char *bad = NULL;
+    int i;
+
+    for (i = 0; i < RS_L1_SLOTS * RS_L1_DEPTH && !bad; i++) {
+        const rs_l1_frame *f = &l->frames[i];
+
+        if (f->len > RS_L1_TEXT) {
+            bad = "l1.frames[].len: longer than the frame's text";
+        } else if (f->overlong > 1 || f->cr > 1 || f->nested > 1 ||
+                   f->lost > 1) {
+            bad = "l1.frames[]: a flag is neither 0 nor 1";
+        } else if (f->overlong && f->len != RS_L1_TEXT) {
+            bad = "l1.frames[].overlong: set with room left in the text";
+        } else if (f->by_cpu != RS_L1_NOBODY &&
+                   (f->by_cpu < -1 || f->by_cpu >= RS_L1_SLOTS - 1)) {
+            bad = "l1.frames[].by_cpu: not a writer";
+        } else if (f->nbytes && f->last < f->first) {
+            bad = "l1.frames[].last: before its first byte";
+        }
+    }
+    for (i = 0; i < RS_L1_SLOTS && !bad; i++) {
+        if (l->depth[i] > RS_L1_DEPTH) {
+            bad = "l1.depth[]: deeper than RS_L1_DEPTH";
+        }
+    }
+    for (i = 0; i < RS_L1_PARTIAL && !bad; i++) {
+        uint64_t seq1 = l->partial_seq[i];
+
+        if (l->partial_kind[i] >= RS_R_COUNT) {
+            bad = "l1.partial_kind[]: not a record verdict";
+        } else if (seq1 && l->partial_kind[i] != RS_R_CUT &&
+                   l->partial_kind[i] != RS_R_DAMAGED) {
+            bad = "l1.partial_kind[]: neither cut nor damaged";
+        } else if (seq1 && (seq1 - 1) % RS_L1_PARTIAL != (uint64_t)i) {
+            bad = "l1.partial_seq[]: in another record's slot";
+        }
+    }
+    for (i = 0; i < RS_L1_WINDOW && !bad; i++) {
+        if (l->window[i] > RS_R_COUNT) {
+            bad = "l1.window[]: not a record verdict";
+        }
+    }
+    if (!bad &&
+        (l->fmt_flags & ~(RS_FMT_TIME | RS_FMT_CALLER | RS_FMT_SYSLOG))) {
+        bad = "l1.fmt_flags: not a prefix format";
+    }
+    if (bad && why) {
+        *why = bad;
+    }
+    return !bad;
+}

@@ -174,4 +174,11 @@ void rs_l1_finish(rs_l1 *l);
 /* Is any bracket open? */
 bool rs_l1_busy(const rs_l1 *l);
 
+/*
+ * Is the migrated part of l a state rs_l1 could have reached: indexes,
+ * lengths and enums in range?  If not, *why (if why) names the field.
+ * For a device's post_load: a stream is as hostile as the guest.
+ */
+bool rs_l1_state_ok(const rs_l1 *l, const char **why);
+
 #endif /* RINGSIDE_L1_H */

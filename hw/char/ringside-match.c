@@ -1489,3 +1489,69 @@ void rs_match_finish(rs_match *m, int64_t vt)
     expire_all(m);
     memset(m->window, 0, sizeof(m->window));
 }
+
+/*
+ * Could rs_match have left this state?  Checks every field a migration
+ * stream sets that is used as an index, a length or an enum, and each
+ * backlog entry, so that a crafted stream cannot make the code above
+ * index out of its buffers or replay a line no console could have sent.
+ * Counters, seqs and times may hold any value.  why: the field at fault.
+ */
+bool rs_match_state_ok(const rs_match *m, const char **why)
+{
+    const unsigned fmts = RS_FMT_TIME | RS_FMT_CALLER | RS_FMT_SYSLOG;
+    const char *bad = NULL;
+    uint32_t off = 0, i;
+
+    if (m->len > RS_MATCH_LINE_MAX) {
+        bad = "match.len: longer than the line buffer";
+    } else if (m->overlong && m->len != RS_MATCH_LINE_MAX) {
+        bad = "match.overlong: set with room left in the line";
+    } else if (m->rec_len > RS_CONSOLE_LOG_MAX) {
+        bad = "match.rec_len: longer than the record buffer";
+    } else if (m->rec_off > m->rec_len) {
+        bad = "match.rec_off: past rec_len";
+    } else if (m->in_rec && m->rec_off == m->rec_len) {
+        bad = "match.in_rec: with nothing of the record left";
+    } else if (m->resid_len > RS_MATCH_LINE_MAX) {
+        bad = "match.resid_len: longer than the residue buffer";
+    } else if (m->fmt_flags & ~fmts) {
+        bad = "match.fmt_flags: not a prefix format";
+    } else if (m->backlog_len > RS_MATCH_BACKLOG) {
+        bad = "match.backlog_len: longer than the backlog";
+    }
+    for (i = 0; i < RS_MATCH_WINDOW && !bad; i++) {
+        /* a class, and for a judged one level + 1 (-1: unread) */
+        unsigned cls = m->window[i] & 15, lv = m->window[i] >> 4;
+
+        if (cls > W_DROPPED || lv > RS_LEVELS ||
+            (cls < W_MISSING && lv)) {
+            bad = "match.window[]: not a record's class and level";
+        }
+    }
+    /* backlog entries as backlog_put() makes them, back to back */
+    while (!bad && off < m->backlog_len) {
+        uint32_t n;
+        uint64_t first, last;
+
+        if (m->backlog_len - off < BL_HDR) {
+            bad = "match.backlog: an entry's header is cut off";
+            break;
+        }
+        memcpy(&n, m->backlog + off, 4);
+        memcpy(&first, m->backlog + off + 4, 8);
+        memcpy(&last, m->backlog + off + 12, 8);
+        if (n > RS_MATCH_LINE_MAX) {
+            bad = "match.backlog: an entry longer than a line";
+        } else if (n > m->backlog_len - off - BL_HDR) {
+            bad = "match.backlog: an entry runs past backlog_len";
+        } else if (last < first) {
+            bad = "match.backlog: an entry ends before it begins";
+        }
+        off += BL_HDR + n;
+    }
+    if (bad && why) {
+        *why = bad;
+    }
+    return !bad;
+}

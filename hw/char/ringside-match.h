@@ -184,4 +184,12 @@ typedef struct rs_latency {
 
 void rs_match_latency(const rs_match *m, rs_latency *out);
 
+/*
+ * Is the migrated part of m a state rs_match could have reached: indexes,
+ * lengths, enums and every backlog entry in range?  If not, *why (if why)
+ * names the field.  For a device's post_load: a stream is as hostile as
+ * the guest.
+ */
+bool rs_match_state_ok(const rs_match *m, const char **why);
+
 #endif /* RINGSIDE_MATCH_H */
