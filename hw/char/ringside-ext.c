@@ -405,23 +405,45 @@ static bool ext_needed(void *opaque)
     return s->ext_base != 0;
 }
 
+/* As after realize: no window state, level 1 fresh (counters too). */
+void ringside_ext_forget(RingsideSerialState *s)
+{
+    s->ext_knock = 0;
+    s->ext_answer = 0;
+    s->ext_announced = false;
+    s->ext_marked = false;
+    s->ext_note = 0;
+    memset(s->ext_arg, 0, sizeof(s->ext_arg));
+    rs_l1_init(&s->l1, s->loglevel, ext_bracket, ext_record, s);
+}
+
+/* QEMU loads a subsection whatever .needed says: ext=0 has no window */
+static int ext_pre_load(void *opaque)
+{
+    RingsideSerialState *s = opaque;
+
+    if (!s->ext_base) {
+        error_report("ringside-serial: migrated state refused, it has the "
+                     "extension window's state and this device has none "
+                     "(ext=0 or ring=off)");
+        return -EINVAL;
+    }
+    return 0;
+}
+
 static int ext_post_load(void *opaque, int version_id)
 {
     RingsideSerialState *s = opaque;
-    int i;
+    const char *why = NULL;
 
-    if (s->ext_knock >= sizeof(rs_ext_key) || s->ext_answer > 4) {
-        return -EINVAL;
+    if (s->ext_knock >= sizeof(rs_ext_key)) {
+        return ringside_load_refuse(s, "ext_knock: past the key");
     }
-    for (i = 0; i < RS_L1_SLOTS; i++) {
-        if (s->l1.depth[i] > RS_L1_DEPTH) {
-            return -EINVAL;
-        }
+    if (s->ext_answer > 4) {
+        return ringside_load_refuse(s, "ext_answer: past the answer");
     }
-    for (i = 0; i < RS_L1_SLOTS * RS_L1_DEPTH; i++) {
-        if (s->l1.frames[i].len > RS_L1_TEXT) {
-            return -EINVAL;
-        }
+    if (!rs_l1_state_ok(&s->l1, &why)) {
+        return ringside_load_refuse(s, why);
     }
     return 0;
 }
@@ -455,6 +477,7 @@ const VMStateDescription vmstate_ringside_ext = {
     .version_id = 3,            /* 3: user space's lines counted */
     .minimum_version_id = 3,
     .needed = ext_needed,
+    .pre_load = ext_pre_load,
     .post_load = ext_post_load,
     .fields = (VMStateField[]) {
         VMSTATE_UINT8(ext_knock, RingsideSerialState),

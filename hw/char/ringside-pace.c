@@ -341,6 +341,12 @@ static int pace_pre_load(void *opaque)
 {
     RingsideSerialState *s = opaque;
 
+    /* QEMU loads a subsection whatever .needed says: never into no timer */
+    if (!s->tx_timer) {
+        error_report("ringside-serial: migrated state refused, it has a "
+                     "transmitter and this device has none");
+        return -EINVAL;
+    }
     /* Version 1 streams have no tsr_end: post_load takes the timer's. */
     s->tsr_end = -1;
     return 0;
@@ -356,16 +362,28 @@ static int pace_post_load(void *opaque, int version_id)
     if (version_id < 2) {
         /* Version 1 counted up to 4 retries; now it is a hold, from now. */
         if (s->tsr_retries > 4) {
-            return -EINVAL;
+            return ringside_load_refuse(s, "pace.tsr_retries: above 4");
         }
         s->tsr_retries = !!s->tsr_retries;
         s->tsr_hold_start = now;
     }
-    if (s->txq_head >= RS_TX_FIFO || s->txq_len > RS_TX_FIFO ||
-        (!(s->serial.fcr & RS_FCR_FE) && s->txq_len > 1) ||
-        s->tsr_retries > 1 || (s->ier & ~0x0f) ||
-        (s->txq_len && !s->tsr_busy)) {
-        return -EINVAL;
+    if (s->txq_head >= RS_TX_FIFO) {
+        return ringside_load_refuse(s, "pace.txq_head: past the FIFO");
+    }
+    if (s->txq_len > RS_TX_FIFO ||
+        (!(s->serial.fcr & RS_FCR_FE) && s->txq_len > 1)) {
+        return ringside_load_refuse(s, "pace.txq_len: more than the FIFO "
+                                    "holds");
+    }
+    if (s->tsr_retries > 1) {
+        return ringside_load_refuse(s, "pace.tsr_retries: neither 0 nor 1");
+    }
+    if (s->ier & ~0x0f) {
+        return ringside_load_refuse(s, "pace.ier: bits a 16550 lacks");
+    }
+    if (s->txq_len && !s->tsr_busy) {
+        return ringside_load_refuse(s, "pace.tsr_busy: clear with a byte "
+                                    "queued");
     }
     if (s->tsr_busy) {
         if (s->tsr_end == -1) {
@@ -375,11 +393,13 @@ static int pace_post_load(void *opaque, int version_id)
             }
         }
         if (s->tsr_end < 0 || s->tsr_end > horizon) {
-            return -EINVAL;
+            return ringside_load_refuse(s, "pace.tsr_end: not within a "
+                                        "character of now");
         }
         if (s->tsr_retries &&
             (s->tsr_hold_start < 0 || s->tsr_hold_start > now)) {
-            return -EINVAL;
+            return ringside_load_refuse(s, "pace.tsr_hold_start: not in "
+                                        "the past");
         }
     }
     s->pace_loaded = true;

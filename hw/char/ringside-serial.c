@@ -217,6 +217,44 @@ static bool ringside_parse_mode(const char *prop, const char *val,
     return true;
 }
 
+/*
+ * Loading state: the stream is as hostile as the guest.  Each subsection's
+ * post_load checks every field it loaded (the plain-C parts with their
+ * library's own validators) and refuses what the device could not have
+ * saved.  A refused load leaves the device as a reset does, so that after
+ * a failed loadvm the user can "cont": nothing then indexes with a loaded
+ * value.  A load that stops half-way (a cut stream, another subsection
+ * refused) never reaches the post_load of what it loaded: load_incomplete
+ * says so, and the next use (run, reset, save) forgets it first.
+ */
+void ringside_load_forget(RingsideSerialState *s)
+{
+    s->load_incomplete = false;
+    ringside_pace_reset(s);
+    if (s->ring_auto) {
+        ringside_verify_forget(s);
+        ringside_ext_forget(s);
+        ringside_attach_restart(s, "bad state loaded");
+    }
+}
+
+int ringside_load_refuse(RingsideSerialState *s, const char *why)
+{
+    error_report("ringside-serial: migrated state refused, %s", why);
+    ringside_load_forget(s);
+    return -EINVAL;
+}
+
+static void ringside_load_vm_state(void *opaque, bool running,
+                                   RunState state)
+{
+    RingsideSerialState *s = opaque;
+
+    if (running && s->load_incomplete) {
+        ringside_load_forget(s);
+    }
+}
+
 static void ringside_serial_realize(DeviceState *dev, Error **errp)
 {
     RingsideSerialState *s = RINGSIDE_SERIAL(dev);
@@ -272,12 +310,17 @@ static void ringside_serial_realize(DeviceState *dev, Error **errp)
         ringside_verify_realize(s);
         ringside_attach_realize(s);
     }
+    s->load_vmse = qemu_add_vm_change_state_handler(ringside_load_vm_state,
+                                                    s);
 }
 
 static void ringside_serial_reset(DeviceState *dev)
 {
     RingsideSerialState *s = RINGSIDE_SERIAL(dev);
 
+    if (s->load_incomplete) {
+        ringside_load_forget(s);    /* nothing to judge in what it left */
+    }
     ringside_pace_reset(s);
     if (s->ring_auto) {
         ringside_verify_reset(s);
@@ -294,6 +337,8 @@ static void ringside_serial_unrealize(DeviceState *dev)
         g_source_remove(s->watch_tag);
         s->watch_tag = 0;
     }
+    qemu_del_vm_change_state_handler(s->load_vmse);
+    s->load_vmse = NULL;
     qemu_chr_fe_deinit(&s->events, false);
     qdev_unrealize(DEVICE(&s->serial));
     ringside_pace_unrealize(s);
@@ -328,6 +373,7 @@ static int ringside_serial_pre_load(void *opaque)
     RingsideSerialState *s = opaque;
 
     s->pace_loaded = false;
+    s->load_incomplete = true;
     return 0;
 }
 
@@ -337,13 +383,24 @@ static int ringside_serial_post_load(void *opaque, int version_id)
 
     /* Saved before pace=off ran through the device's transmitter too. */
     if (!s->pace_loaded) {
-        error_report("ringside-serial: the saved state has no transmitter "
-                     "state (an older ringside-serial with pace=off)");
-        return -EINVAL;
+        return ringside_load_refuse(s, "it has no transmitter state (an "
+                                    "older ringside-serial with pace=off)");
     }
+    s->load_incomplete = false;
     ringside_events_printf(s, "{\"v\":%d,\"ev\":\"resume\",\"tx\":%"
                            PRIu64 "}\n", RINGSIDE_EVENTS_VERSION,
                            s->tx_bytes);
+    return 0;
+}
+
+/* Saving what a failed load left would pass it on. */
+static int ringside_serial_pre_save(void *opaque)
+{
+    RingsideSerialState *s = opaque;
+
+    if (s->load_incomplete) {
+        ringside_load_forget(s);
+    }
     return 0;
 }
 
@@ -351,6 +408,7 @@ static const VMStateDescription vmstate_ringside_serial = {
     .name = TYPE_RINGSIDE_SERIAL,
     .version_id = 1,
     .minimum_version_id = 1,
+    .pre_save = ringside_serial_pre_save,
     .pre_load = ringside_serial_pre_load,
     .post_load = ringside_serial_post_load,
     .fields = (VMStateField[]) {
@@ -406,8 +464,14 @@ static char *ringside_get_ring_state(Object *obj, Error **errp)
 {
     RingsideSerialState *s = RINGSIDE_SERIAL(obj);
 
-    return g_strdup(s->ring_auto ? ringside_ring_state_names[s->ring_state]
-                                 : "off");
+    if (!s->ring_auto) {
+        return g_strdup("off");
+    }
+    /* stopped after a failed load, before anything forgot what it left */
+    if (s->ring_state < RS_RING_NONE || s->ring_state > RS_RING_UNTRUSTED) {
+        return g_strdup("none");
+    }
+    return g_strdup(ringside_ring_state_names[s->ring_state]);
 }
 
 static void ringside_serial_instance_init(Object *obj)

@@ -108,6 +108,12 @@ struct RingsideSerialState {
     int64_t tsr_hold_start;     /* virtual ns: the chardev first refused it */
     QEMUTimer *tx_timer;
     bool pace_loaded;           /* the incoming stream had the pace state */
+    /*
+     * A load began and has not ended well: what it left is not trusted
+     * (ringside_load_forget() on the next use).
+     */
+    bool load_incomplete;
+    VMChangeStateEntry *load_vmse;
     bool divisor0_logged, overrun_logged;
 
     /* Level 0: the guest's printk ring (ringside-attach.c), ring=auto. */
@@ -149,6 +155,9 @@ struct RingsideSerialState {
 /* ringside-serial.c */
 void ringside_events_printf(RingsideSerialState *s, const char *fmt, ...)
     G_GNUC_PRINTF(2, 3);
+/* Loading state: refuse it (names the field), leave fresh values behind. */
+int ringside_load_refuse(RingsideSerialState *s, const char *why);
+void ringside_load_forget(RingsideSerialState *s);
 
 /* ringside-pace.c: the transmitter, in both pacing modes. */
 void ringside_pace_realize(RingsideSerialState *s);
@@ -179,6 +188,7 @@ void ringside_ext_byte(RingsideSerialState *s, uint8_t byte, uint64_t index,
 void ringside_ext_ring(RingsideSerialState *s, const rs_ring *ring);
 void ringside_ext_finish(RingsideSerialState *s);
 void ringside_ext_add_props(Object *obj);
+void ringside_ext_forget(RingsideSerialState *s);
 extern const VMStateDescription vmstate_ringside_ext;
 void ringside_attach_announced(RingsideSerialState *s);
 
@@ -190,6 +200,7 @@ void ringside_verify_byte(RingsideSerialState *s, uint8_t byte,
                           uint64_t index, int64_t vt);
 void ringside_verify_attached(RingsideSerialState *s, bool resumed);
 void ringside_verify_add_props(Object *obj);
+void ringside_verify_forget(RingsideSerialState *s);
 extern const VMStateDescription vmstate_ringside_verify;
 
 #endif

@@ -323,17 +323,40 @@ static int verify_pre_save(void *opaque)
     return 0;
 }
 
-static int verify_post_load(void *opaque, int version_id)
+/* QEMU loads a subsection whatever .needed says: ring=off has no checker */
+static int verify_pre_load(void *opaque)
 {
     RingsideSerialState *s = opaque;
 
-    if (s->match.len > RS_MATCH_LINE_MAX ||
-        s->match.rec_len > RS_CONSOLE_LOG_MAX ||
-        s->match.rec_off > s->match.rec_len ||
-        s->match.resid_len > RS_MATCH_LINE_MAX ||
-        s->match.backlog_len > RS_MATCH_BACKLOG ||
-        s->ring_state < RS_RING_NONE || s->ring_state > RS_RING_UNTRUSTED) {
+    if (!s->ring_auto) {
+        error_report("ringside-serial: migrated state refused, it checks "
+                     "the console against the guest's ring and this "
+                     "device has ring=off");
         return -EINVAL;
+    }
+    return 0;
+}
+
+/* Until the ring is open again: fresh, as the device was realized. */
+void ringside_verify_forget(RingsideSerialState *s)
+{
+    rs_match_init(&s->match, s->loglevel, verify_report, verify_untrusted, s);
+    s->pending_record.count = 0;
+    s->verify_dirty = false;
+    s->ring_state = RS_RING_NONE;
+    s->note_gpa = 0;
+}
+
+static int verify_post_load(void *opaque, int version_id)
+{
+    RingsideSerialState *s = opaque;
+    const char *why = NULL;
+
+    if (s->ring_state < RS_RING_NONE || s->ring_state > RS_RING_UNTRUSTED) {
+        return ringside_load_refuse(s, "ring_state: not a ring state");
+    }
+    if (!rs_match_state_ok(&s->match, &why)) {
+        return ringside_load_refuse(s, why);
     }
     s->match.ring = NULL;
     s->match.held = false;
@@ -348,6 +371,7 @@ const VMStateDescription vmstate_ringside_verify = {
     .version_id = 3,            /* 3: user space's lines, nbcon replays */
     .minimum_version_id = 3,
     .needed = verify_needed,
+    .pre_load = verify_pre_load,
     .pre_save = verify_pre_save,
     .post_load = verify_post_load,
     .fields = (VMStateField[]) {
