@@ -1519,6 +1519,8 @@ bool rs_match_state_ok(const rs_match *m, const char **why)
         bad = "match.fmt_flags: not a prefix format";
     } else if (m->backlog_len > RS_MATCH_BACKLOG) {
         bad = "match.backlog_len: longer than the backlog";
+    } else if (m->replay > REPLAY_AFTER_WHOLE) {
+        bad = "match.replay: not a replay state";
     }
     for (i = 0; i < RS_MATCH_WINDOW && !bad; i++) {
         /* a class, and for a judged one level + 1 (-1: unread) */
