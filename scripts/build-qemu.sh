@@ -24,7 +24,8 @@ case "${1:-}" in
 *) die "usage: build-qemu.sh [--sanitize]" ;;
 esac
 WIRING=$RINGSIDE_ROOT/qemu-fork/wiring.patch
-QTESTS=(ringside-serial-test ringside-verify-test ringside-ext-test)
+QTESTS=(ringside-serial-test ringside-verify-test ringside-ext-test
+    ringside-migrate-test)
 FIRMWARE_DIRS=(/usr/share/seabios /usr/share/qemu /usr/lib/ipxe/qemu)
 CONFIGURE_ARGS=(--target-list=x86_64-softmmu --disable-docs --disable-user
     --disable-tools --disable-werror --without-default-features
