@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Every panic path, on every kernel: the project's headline table.
 
-Runs the test module's panic cases (guest-kernel/patches/0005, /init's
+Runs the test module's panic cases (guest-kernel/6.1/patches/0005, /init's
 panic-test case) under TCG with 2 vCPUs, one of them storming printk, on:
   patched   the project kernel with the atomic console series
   baseline  the same kernel and config without the series, but for the

@@ -3,7 +3,14 @@
 #
 # build-kernel.sh - build ringside's guest kernel, cached outside the repo.
 #
-# Usage: build-kernel.sh [--baseline | --prefix N]
+# Usage: build-kernel.sh [--kernel-version V] [--baseline | --prefix N]
+#   --kernel-version V
+#               which series: guest-kernel/V/ (patches/series and
+#               config/ringside.config) against Debian's linux-source-V.
+#               Default $RINGSIDE_KVER, else 6.1.  Each version has its own
+#               trees and outputs: for 6.1 the names below, for any other
+#               version the same names with -V appended ($CACHE/linux-6.12,
+#               $CACHE/kernel-6.12/, ...).
 #   (none)      the project kernel: every patch of the series, installed in
 #               $CACHE/kernel/.
 #   --baseline  the unpatched project kernel, for comparison: only the
@@ -17,13 +24,13 @@
 #   out instead of failing the build.
 #
 # Stages (each skipped when its inputs are unchanged):
-#   unpack  /usr/src/linux-source-6.1.tar.xz -> the tree, made a git
+#   unpack  /usr/src/linux-source-V.tar.xz -> the tree, made a git
 #           repository with one base commit, then the patches applied with
 #           `git am`.  When only patches change, the tree is kept: it is
 #           reset to the last commit whose patches are still wanted and the
 #           rest applied, so make rebuilds only what those patches touch.
 #           A fresh tree is unpacked when the tarball changes.
-#   config  `make tinyconfig`, then guest-kernel/config/ringside.config
+#   config  `make tinyconfig`, then guest-kernel/V/config/ringside.config
 #           merged on top (merge_config.sh -m + allnoconfig, so symbols the
 #           fragment does not mention stay off, as in tinyconfig).  Fails if
 #           any option of the fragment did not end up in .config.  Redone when
@@ -35,8 +42,9 @@
 #
 # Environment:
 #   RINGSIDE_CACHE          cache dir (default ~/.cache/ringside)
+#   RINGSIDE_KVER           the series' kernel version (default 6.1)
 #   RINGSIDE_KERNEL_TARBALL kernel source tarball
-#                           (default /usr/src/linux-source-6.1.tar.xz)
+#                           (default /usr/src/linux-source-V.tar.xz)
 #   RINGSIDE_VERBOSE=1      stream build output instead of logging it only
 #   JOBS                    parallel make jobs (default: nproc)
 #
@@ -53,39 +61,55 @@ trap 'die "unexpected failure (line $LINENO: $BASH_COMMAND)"' ERR
 # Bump when the way the tree is prepared changes, to force a fresh unpack.
 TREE_FORMAT=2
 
+usage="usage: $0 [--kernel-version V] [--baseline | --prefix N]"
 mode=project
 upto=
-case "${1:-}" in
-'') ;;
---baseline) mode=baseline ;;
---prefix)
-	mode=prefix
-	upto=${2:-}
-	[[ $upto =~ ^[1-9][0-9]*$ ]] || die "--prefix needs a patch count (1 or more)"
-	;;
-*) die "usage: $0 [--baseline | --prefix N]" ;;
-esac
-[ $# -le $([ "$mode" = prefix ] && echo 2 || echo 1) ] ||
-	die "usage: $0 [--baseline | --prefix N]"
+kver=${RINGSIDE_KVER:-6.1}
+while [ $# -gt 0 ]; do
+	case $1 in
+	--kernel-version)
+		[ $# -ge 2 ] || die "$usage"
+		kver=$2
+		shift 2
+		;;
+	--baseline)
+		[ "$mode" = project ] || die "$usage"
+		mode=baseline
+		shift
+		;;
+	--prefix)
+		[ "$mode" = project ] || die "$usage"
+		mode=prefix
+		upto=${2:-}
+		[[ $upto =~ ^[1-9][0-9]*$ ]] || die "--prefix needs a patch count (1 or more)"
+		shift 2
+		;;
+	*) die "$usage" ;;
+	esac
+done
+[[ $kver =~ ^[0-9]+\.[0-9]+$ ]] || die "bad kernel version '$kver' (want e.g. 6.1 or 6.12)"
 
 top=$RINGSIDE_ROOT
-gk=$top/guest-kernel
+gk=$top/guest-kernel/$kver
 series=$gk/patches/series
 fragment=$gk/config/ringside.config
+[ -d "$gk" ] || die "no series for $kver: $gk does not exist"
 
 cache=$RINGSIDE_CACHE
-tarball=${RINGSIDE_KERNEL_TARBALL:-/usr/src/linux-source-6.1.tar.xz}
+tarball=${RINGSIDE_KERNEL_TARBALL:-/usr/src/linux-source-$kver.tar.xz}
+# 6.1 keeps the names it always had, so existing caches stay valid.
+sfx=$([ "$kver" = 6.1 ] || echo "-$kver")
 case $mode in
-project) tree=$cache/linux out=$cache/kernel ;;
-baseline) tree=$cache/linux-baseline out=$cache/kernel-baseline ;;
-prefix) tree=$cache/linux-series out= ;;
+project) tree=$cache/linux$sfx out=$cache/kernel$sfx ;;
+baseline) tree=$cache/linux-baseline$sfx out=$cache/kernel-baseline$sfx ;;
+prefix) tree=$cache/linux-series$sfx out= ;;
 esac
 logs=$cache/log
 jobs=${JOBS:-$(nproc)}
 verbose=${RINGSIDE_VERBOSE:-0}
 
 [ -r "$tarball" ] ||
-	die "kernel source $tarball not found: run 'apt-get install linux-source-6.1' (or set RINGSIDE_KERNEL_TARBALL)"
+	die "kernel source $tarball not found: run 'apt-get install linux-source-$kver' (or set RINGSIDE_KERNEL_TARBALL)"
 [ -r "$series" ] || die "missing $series"
 [ -r "$fragment" ] || die "missing $fragment"
 
@@ -142,9 +166,9 @@ while IFS= read -r line || [ -n "$line" ]; do
 	read -r name tags <<<"$line" || true
 	[ -n "${name:-}" ] || continue
 	case $name in
-	/* | *..*) die "series: patch name '$name' must be a plain file name in guest-kernel/patches/" ;;
+	/* | *..*) die "series: patch name '$name' must be a plain file name in guest-kernel/$kver/patches/" ;;
 	esac
-	[ -f "$gk/patches/$name" ] || die "series names $name but guest-kernel/patches/$name does not exist"
+	[ -f "$gk/patches/$name" ] || die "series names $name but guest-kernel/$kver/patches/$name does not exist"
 	all=$((all + 1))
 	case $mode in
 	baseline) [[ " $tags " == *" baseline "* ]] || continue ;;
@@ -195,7 +219,7 @@ apply_patches() {
 			"$gk/patches/${patches[i]}" >>"$logs/kernel-unpack.log" 2>&1; then
 			git_in "$dir" am --abort >/dev/null 2>&1 || true
 			tail -n 20 "$logs/kernel-unpack.log" >&2
-			die "patch ${patches[i]} does not apply to linux-source-6.1 (log: $logs/kernel-unpack.log; tree left in $dir)"
+			die "patch ${patches[i]} does not apply to linux-source-$kver (log: $logs/kernel-unpack.log; tree left in $dir)"
 		fi
 	done
 }
@@ -244,7 +268,7 @@ else
 	run_logged unpack git_in "$new" init -q
 	# -f: Debian's top-level .gitignore ignores everything ("/*").
 	run_logged unpack git_in "$new" add -A -f .
-	run_logged unpack git_in "$new" commit -q --no-verify -m "linux-source-6.1 ($(basename "$tarball"))"
+	run_logged unpack git_in "$new" commit -q --no-verify -m "linux-source-$kver ($(basename "$tarball"))"
 	unset GIT_AUTHOR_DATE GIT_COMMITTER_DATE
 
 	apply_patches "$new" 0

@@ -1,11 +1,14 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-or-later
 #
-# check-series.sh - check that each prefix of guest-kernel/patches/series
+# check-series.sh - check that each prefix of guest-kernel/V/patches/series
 # builds, as a series sent upstream must (bisection lands on every patch).
 #
+# Usage: check-series.sh [--kernel-version V]   (default $RINGSIDE_KVER, else
+# 6.1; see build-kernel.sh)
+#
 # Builds patches 1..N for N = all .. 1 in one tree ($RINGSIDE_CACHE/
-# linux-series, build-kernel.sh --prefix N), dropping one patch at a time,
+# linux-series[-V], build-kernel.sh --prefix N), dropping one patch at a time,
 # so each step rebuilds only what that patch touched.  Backwards, because
 # the whole series is what the project kernel's build left in ccache, and
 # a walk that starts where the last one ended moves no patch twice.
@@ -18,20 +21,33 @@ set -euo pipefail
 prog=check-series
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-gk=$RINGSIDE_ROOT/guest-kernel
-tarball=${RINGSIDE_KERNEL_TARBALL:-/usr/src/linux-source-6.1.tar.xz}
+kver=${RINGSIDE_KVER:-6.1}
+case "${1:-}" in
+'') ;;
+--kernel-version)
+	[ $# -eq 2 ] || die "usage: $0 [--kernel-version V]"
+	kver=$2
+	;;
+*) die "usage: $0 [--kernel-version V]" ;;
+esac
+[[ $kver =~ ^[0-9]+\.[0-9]+$ ]] || die "bad kernel version '$kver'"
+gk=$RINGSIDE_ROOT/guest-kernel/$kver
+[ -d "$gk" ] || die "no series for $kver: $gk does not exist"
+tarball=${RINGSIDE_KERNEL_TARBALL:-/usr/src/linux-source-$kver.tar.xz}
 n=$(sed -e 's/#.*//' "$gk/patches/series" | awk 'NF' | wc -l)
 [ "$n" -ge 1 ] || die "the series is empty"
 
-stamp=$RINGSIDE_CACHE/linux-series.checked
+# 6.1 keeps the names it always had (build-kernel.sh does the same).
+sfx=$([ "$kver" = 6.1 ] || echo "-$kver")
+stamp=$RINGSIDE_CACHE/linux-series$sfx.checked
 key="$(content_hash "$gk/patches/series" "$gk"/patches/*.patch \
 	"$gk/config/ringside.config" "$RINGSIDE_ROOT/scripts/build-kernel.sh") $(stat -L -c '%n %s %Y' "$tarball" 2>/dev/null)"
 if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$key" ]; then
-	echo "$prog: every prefix of the $n patches builds (checked before; nothing has changed since)"
+	echo "$prog: $kver: every prefix of the $n patches builds (checked before; nothing has changed since)"
 	exit 0
 fi
 for ((i = n; i >= 1; i--)); do
-	"$RINGSIDE_ROOT/scripts/build-kernel.sh" --prefix "$i" ||
-		die "patches 1-$i of $n do not build"
+	"$RINGSIDE_ROOT/scripts/build-kernel.sh" --kernel-version "$kver" --prefix "$i" ||
+		die "$kver: patches 1-$i of $n do not build"
 done
 printf '%s\n' "$key" >"$stamp"

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Every panic path on the patched kernel, judged at level 1 (TAP).
 
-Boots the project kernel (with guest-kernel/patches/, so the handshake and
+Boots the project kernel (with guest-kernel/6.1/patches/, so the handshake and
 the atomic console) under TCG with 1, 2 and 4 vCPUs and runs the test
 module's panic cases (/init's panic-test case), other CPUs storming printk.  For each run, from the device's own verdicts (ringside report
 --json): the guest panicked, the kernel announced its ring, every record
