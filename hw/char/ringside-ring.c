@@ -375,8 +375,36 @@ static const char *locate_block(const rs_ring *r, uint64_t begin,
     return NULL;
 }
 
+static rs_rec_status ring_read(const rs_ring *r, uint64_t seq,
+                               rs_record *rec, char *text, size_t cap);
+
+/*
+ * A read refused for want of budget makes the record BAD, for a reason
+ * that says so: its callers look at rs_ring_budget_out() before blaming
+ * the ring.
+ */
 rs_rec_status rs_ring_read(const rs_ring *r, uint64_t seq, rs_record *rec,
                            char *text, size_t cap)
+{
+    rs_rec_status st;
+
+    if (rec && rs_ring_budget_out(r)) {
+        memset(rec, 0, sizeof(*rec));
+        rec->seq = seq;
+        rec->text = text;
+        rec->reason = "read budget used up";
+        return RS_REC_BAD;
+    }
+    st = ring_read(r, seq, rec, text, cap);
+    if (st != RS_REC_OK && st != RS_REC_NODATA && rs_ring_budget_out(r)) {
+        rec->reason = "read budget used up";
+        return RS_REC_BAD;
+    }
+    return st;
+}
+
+static rs_rec_status ring_read(const rs_ring *r, uint64_t seq,
+                               rs_record *rec, char *text, size_t cap)
 {
     const rs_layout *l;
     uint8_t ib[RS_STRUCT_MAX], lb[RS_STRUCT_MAX];
@@ -537,7 +565,7 @@ rs_iter_ev rs_iter_next(rs_iter *it, rs_record *rec, char *text, size_t cap)
         if (it->seq >= it->end) {
             return RS_IT_END;
         }
-        if (it->budget == 0) {
+        if (it->budget == 0 || rs_ring_budget_out(it->ring)) {
             return RS_IT_LIMIT;
         }
         it->budget--;
@@ -585,6 +613,9 @@ rs_iter_ev rs_iter_next(rs_iter *it, rs_record *rec, char *text, size_t cap)
             break;
         case RS_REC_BAD:
         default:
+            if (rs_ring_budget_out(it->ring)) {
+                return RS_IT_LIMIT;     /* the reader's, not the ring's */
+            }
             break;
         }
         it->n_bad++;

@@ -71,6 +71,16 @@ int rs_ring_open(rs_ring *r, const rs_vmci *vi, const rs_vm *vm,
 int rs_ring_open_at(rs_ring *r, const rs_vmci *vi, const rs_vm *vm,
                     uint64_t prb_va, char *err, size_t errlen);
 
+/*
+ * Has the read budget of r's reader run out (rs_vm.budget)?  Then a read
+ * that failed says nothing about the ring: a BAD record or an error is to
+ * be retried later, not held against the guest.
+ */
+static inline bool rs_ring_budget_out(const rs_ring *r)
+{
+    return r && rs_budget_out(r->vm.budget);
+}
+
 /* Moving header values, read on demand. */
 typedef struct rs_ring_pos {
     uint64_t head_id, tail_id;  /* descriptor ids */

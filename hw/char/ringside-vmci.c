@@ -35,6 +35,7 @@ const char *rs_strerror(int e)
     case RS_ERR_XLATE:      return "virtual address not mapped";
     case RS_ERR_RING:       return "printk ring header out of bounds";
     case RS_ERR_RACE:       return "ring kept changing while read";
+    case RS_ERR_BUDGET:     return "read budget used up";
     default:                return "unknown error";
     }
 }
@@ -59,13 +60,16 @@ enum key_req {
 
 typedef struct key_desc {
     const char *name;
+    uint8_t len;    /* strlen(name), so that a lookup compares lengths */
     uint8_t kind;
     uint8_t req;
     uint16_t off;   /* offsetof(rs_vmci, x) or offsetof(rs_layout, x) */
 } key_desc;
 
-#define KV(n, k, r, f)  { n, k, r, (uint16_t)offsetof(rs_vmci, f) }
-#define KL(n, f)        { n, K_LAY, R_REQ, (uint16_t)offsetof(rs_layout, f) }
+#define KV(n, k, r, f)  { n, sizeof(n) - 1, k, r, \
+                          (uint16_t)offsetof(rs_vmci, f) }
+#define KL(n, f)        { n, sizeof(n) - 1, K_LAY, R_REQ, \
+                          (uint16_t)offsetof(rs_layout, f) }
 
 static const key_desc keys[] = {
     KV("OSRELEASE", K_OSREL, R_REQ, osrelease),
@@ -120,12 +124,17 @@ static const key_desc keys[] = {
 /* vi->have is a 64-bit map of keys[] */
 typedef char rs_keys_fit_in_have[(NKEYS <= 64) ? 1 : -1];
 
+/*
+ * A guest's note may hold some 50 lines of unknown keys per 4 KiB: the
+ * lookup compares lengths and the first byte before any memcmp.
+ */
 static int find_key(const char *k, size_t klen)
 {
     size_t i;
 
     for (i = 0; i < NKEYS; i++) {
-        if (strlen(keys[i].name) == klen && memcmp(keys[i].name, k, klen) == 0) {
+        if (keys[i].len == klen && keys[i].name[0] == k[0] &&
+            memcmp(keys[i].name, k, klen) == 0) {
             return (int)i;
         }
     }
@@ -542,14 +551,28 @@ const char *rs_note_find(const void *buf, size_t len, size_t *text_len,
 typedef struct scan_ctx {
     rs_read_fn rd;
     void *opaque;
+    const rs_budget *budget;
     uint64_t step;
     char *text;
     size_t *text_len;
     uint64_t *note_gpa;
+    uint64_t stop;              /* budget spent: resume here */
+    bool stopped;
 } scan_ctx;
 
+/* A read failed: for want of budget (stop at gpa), or unreadable? */
+static bool scan_out(scan_ctx *c, uint64_t gpa)
+{
+    if (rs_budget_out(c->budget)) {
+        c->stop = gpa;
+        c->stopped = true;
+        return true;
+    }
+    return false;
+}
+
 /* Check the candidate at gpa whose header is hdr; on success fill outputs. */
-static bool scan_candidate(const scan_ctx *c, uint64_t gpa, const uint8_t *hdr)
+static bool scan_candidate(scan_ctx *c, uint64_t gpa, const uint8_t *hdr)
 {
     uint32_t d;
 
@@ -560,6 +583,7 @@ static bool scan_candidate(const scan_ctx *c, uint64_t gpa, const uint8_t *hdr)
         return false;
     }
     if (c->rd(c->opaque, gpa + RS_NOTE_HDR_SIZE, c->text, d) != 0) {
+        scan_out(c, gpa);
         return false;
     }
     if (rs_vmci_check_text(c->text, d) != RS_OK) {
@@ -573,19 +597,22 @@ static bool scan_candidate(const scan_ctx *c, uint64_t gpa, const uint8_t *hdr)
 }
 
 /* Candidates in [base, base + n) whose memory is buf[0..n). */
-static bool scan_buf(const scan_ctx *c, uint64_t base, const uint8_t *buf,
+static bool scan_buf(scan_ctx *c, uint64_t base, const uint8_t *buf,
                      size_t n)
 {
     uint8_t hdr[RS_NOTE_HDR_SIZE];
     size_t o;
 
-    for (o = 0; o < n; o += c->step) {
+    for (o = 0; o < n && !c->stopped; o += c->step) {
         const uint8_t *h = buf + o;
 
         if (o + RS_NOTE_HDR_SIZE > n) {
             /* straddles the end of what we have: read it on its own */
-            if (buf[o] != 11 || base + o > UINT64_MAX - RS_NOTE_HDR_SIZE ||
-                c->rd(c->opaque, base + o, hdr, sizeof(hdr)) != 0) {
+            if (buf[o] != 11 || base + o > UINT64_MAX - RS_NOTE_HDR_SIZE) {
+                continue;
+            }
+            if (c->rd(c->opaque, base + o, hdr, sizeof(hdr)) != 0) {
+                scan_out(c, base + o);
                 continue;
             }
             h = hdr;
@@ -603,44 +630,69 @@ int rs_note_scan(rs_read_fn rd, void *opaque, uint64_t gpa,
                  char *text, size_t text_cap, size_t *text_len,
                  uint64_t *note_gpa)
 {
+    uint64_t resume;
+
+    return rs_note_scan_budget(rd, opaque, NULL, gpa, max_bytes, flags, work,
+                               work_len, text, text_cap, text_len, note_gpa,
+                               &resume);
+}
+
+int rs_note_scan_budget(rs_read_fn rd, void *opaque, const rs_budget *budget,
+                        uint64_t gpa, uint64_t max_bytes, unsigned flags,
+                        void *work, size_t work_len,
+                        char *text, size_t text_cap, size_t *text_len,
+                        uint64_t *note_gpa, uint64_t *resume)
+{
     scan_ctx c;
     uint64_t end, cur, chunk;
 
     if (!rd || !work || work_len < 4096 || !text ||
-        text_cap < RS_VMCI_TEXT_MAX || !text_len) {
+        text_cap < RS_VMCI_TEXT_MAX || !text_len || !resume) {
         return RS_ERR_ARG;
     }
+    memset(&c, 0, sizeof(c));
     c.rd = rd;
     c.opaque = opaque;
+    c.budget = budget;
     c.step = (flags & RS_SCAN_PAGE_STARTS) ? 4096 : 4;
     c.text = text;
     c.text_len = text_len;
     c.note_gpa = note_gpa;
 
     end = max_bytes > UINT64_MAX - gpa ? UINT64_MAX : gpa + max_bytes;
+    *resume = end;
     if (gpa > UINT64_MAX - (c.step - 1)) {
         return RS_ERR_NOT_FOUND;
     }
     cur = (gpa + c.step - 1) & ~(c.step - 1);
     if (flags & RS_SCAN_PAGE_STARTS) {
-        /* Only a header at a page start can match: read just those bytes. */
+        /*
+         * Only a header at a page start can match: read just those bytes,
+         * and the text only behind a header that is exactly a VMCOREINFO
+         * note's (scan_candidate() checks all 24 bytes first).
+         */
         uint8_t hdr[RS_NOTE_HDR_SIZE];
 
-        for (; cur < end; cur += 4096) {
-            if (rd(opaque, cur, hdr, sizeof(hdr)) == 0 && hdr[0] == 11 &&
-                scan_candidate(&c, cur, hdr)) {
+        for (; cur < end && !c.stopped; cur += 4096) {
+            if (rd(opaque, cur, hdr, sizeof(hdr)) != 0) {
+                scan_out(&c, cur);
+            } else if (hdr[0] == 11 && scan_candidate(&c, cur, hdr)) {
                 return RS_OK;
             }
             if (cur > UINT64_MAX - 4096) {
                 break;
             }
         }
+        if (c.stopped) {
+            *resume = c.stop;
+            return RS_ERR_BUDGET;
+        }
         return RS_ERR_NOT_FOUND;
     }
     chunk = work_len < RS_READ_MAX ? work_len : RS_READ_MAX;
     chunk &= ~(uint64_t)4095;
 
-    while (cur < end) {
+    while (cur < end && !c.stopped) {
         /* chunks end on multiples of the chunk size */
         uint64_t n = chunk - cur % chunk;
         uint64_t p;
@@ -652,22 +704,27 @@ int rs_note_scan(rs_read_fn rd, void *opaque, uint64_t gpa,
             if (scan_buf(&c, cur, work, (size_t)n)) {
                 return RS_OK;
             }
-        } else {
+        } else if (!scan_out(&c, cur)) {
             /* a hole somewhere: go page by page, skip what fails */
-            for (p = cur; p < cur + n; ) {
+            for (p = cur; p < cur + n && !c.stopped; ) {
                 uint64_t pn = 4096 - (p & 4095);
 
                 if (pn > cur + n - p) {
                     pn = cur + n - p;
                 }
-                if (rd(opaque, p, work, (size_t)pn) == 0 &&
-                    scan_buf(&c, p, work, (size_t)pn)) {
+                if (rd(opaque, p, work, (size_t)pn) != 0) {
+                    scan_out(&c, p);
+                } else if (scan_buf(&c, p, work, (size_t)pn)) {
                     return RS_OK;
                 }
                 p += pn;
             }
         }
         cur += n;
+    }
+    if (c.stopped) {
+        *resume = c.stop;
+        return RS_ERR_BUDGET;
     }
     return RS_ERR_NOT_FOUND;
 }

@@ -37,6 +37,49 @@ typedef int (*rs_read_fn)(void *opaque, uint64_t gpa, void *buf, size_t len);
 /* Largest single len the decoder passes to an rs_read_fn. */
 #define RS_READ_MAX             (256u * 1024u)
 
+/*
+ * A read budget: what one caller action (a device register write, a timer
+ * tick) may read of guest memory, in reads and in bytes.  The rs_read_fn
+ * charges it (rs_budget_take()) and fails once it is spent; the decoder
+ * and its users look at .out to tell a spent budget from memory that is
+ * not readable, and put the work off instead of blaming the guest.
+ */
+typedef struct rs_budget {
+    uint64_t reads, bytes;      /* left */
+    uint64_t spent_reads, spent_bytes;
+    bool out;                   /* a read was refused for want of budget */
+} rs_budget;
+
+static inline void rs_budget_set(rs_budget *b, uint64_t reads, uint64_t bytes)
+{
+    b->reads = reads;
+    b->bytes = bytes;
+    b->spent_reads = b->spent_bytes = 0;
+    b->out = false;
+}
+
+/* Charge one read of len bytes; false (and .out set) if it does not fit. */
+static inline bool rs_budget_take(rs_budget *b, size_t len)
+{
+    if (!b) {
+        return true;
+    }
+    if (b->out || b->reads == 0 || len > b->bytes) {
+        b->out = true;
+        return false;
+    }
+    b->reads--;
+    b->bytes -= len;
+    b->spent_reads++;
+    b->spent_bytes += len;
+    return true;
+}
+
+static inline bool rs_budget_out(const rs_budget *b)
+{
+    return b && b->out;
+}
+
 /* Error codes (0 is success). rs_strerror() gives a short description. */
 enum {
     RS_OK = 0,
@@ -53,6 +96,7 @@ enum {
     RS_ERR_XLATE,       /* virtual address not mapped / not canonical */
     RS_ERR_RING,        /* ring header values out of bounds */
     RS_ERR_RACE,        /* values kept changing, retries exhausted */
+    RS_ERR_BUDGET,      /* the caller's read budget ran out: try later */
 };
 
 const char *rs_strerror(int err);
@@ -159,6 +203,18 @@ int rs_note_scan(rs_read_fn rd, void *opaque, uint64_t gpa,
                  uint64_t *note_gpa);
 
 /*
+ * rs_note_scan() whose rd charges budget (may be NULL: none).  When a read
+ * fails with the budget spent, the scan stops and returns RS_ERR_BUDGET
+ * with *resume set to the address to go on from (a later call from there
+ * misses nothing); otherwise *resume is the end of the range.
+ */
+int rs_note_scan_budget(rs_read_fn rd, void *opaque, const rs_budget *budget,
+                        uint64_t gpa, uint64_t max_bytes, unsigned flags,
+                        void *work, size_t work_len,
+                        char *text, size_t text_cap, size_t *text_len,
+                        uint64_t *note_gpa, uint64_t *resume);
+
+/*
  * x86_64 kernel virtual memory. Image VAs [0xffffffff80000000,
  * +kernel_image_size) translate as VA - 0xffffffff80000000 + phys_base
  * (mod 2^64); any other VA is walked through the page tables from the
@@ -175,6 +231,11 @@ typedef struct rs_vm {
     uint64_t entry_mask;
     bool l5;
     bool have_root;             /* false: only image VAs translate */
+    /*
+     * The budget read charges, if any (NULL from rs_vm_init()): lets the
+     * decoder's users tell a spent budget from unreadable memory.
+     */
+    const rs_budget *budget;
 } rs_vm;
 
 #define RS_START_KERNEL_MAP     0xffffffff80000000ull
