@@ -13,8 +13,16 @@
  * note we attached with has changed.
  *
  * Everything here reads guest-controlled memory: only RAM is read (never
- * MMIO, whose reads have side effects), every read is bounded by the
- * decoder, and the work per tick is fixed.
+ * MMIO or RAM-device memory, whose reads reach a device), every read is
+ * bounded by the decoder and charged to the read budget of the guest
+ * action or timer tick it serves, and the work per tick is fixed.
+ *
+ * The budget and the cost meter live here, with the reader they govern:
+ * each register access and each timer tick of the device's sets a budget
+ * of guest-memory reads; once spent, reads fail fast and the work is put
+ * off (the note scan resumes where it stopped, a ring not opened is tried
+ * again next tick) or judged "under budget" by the checkers, never held
+ * against the guest.
  *
  * Copyright (c) 2026 The ringside authors
  * SPDX-License-Identifier: GPL-2.0-or-later
@@ -42,6 +50,8 @@
 #define RING_SCAN_BYTES (32 * MiB)
 #define RING_SCAN_PIECES 64
 #define RING_SCAN_READS 8192
+/* Guest errors: one line per cause in this long (host time). */
+#define GLOG_INTERVAL_NS (10 * NANOSECONDS_PER_SECOND)
 
 const char *const ringside_ring_state_names[] = {
     [RS_RING_NONE] = "none",
@@ -49,23 +59,153 @@ const char *const ringside_ring_state_names[] = {
     [RS_RING_UNTRUSTED] = "untrusted",
 };
 
+/* ---- the read budget and the cost meter ---- */
+
+static const char *const cost_kind_names[RS_COST_KINDS] = {
+    [RS_COST_ACCESS] = "access",
+    [RS_COST_TICK] = "tick",
+};
+
+void ringside_cost_begin(RingsideSerialState *s, int kind)
+{
+    uint64_t reads;
+
+    if (s->cost_depth++) {
+        return;
+    }
+    reads = kind == RS_COST_ACCESS ? s->access_reads : s->tick_reads;
+    s->cost_kind = kind;
+    rs_budget_set(&s->budget, reads, reads * RS_BUDGET_BYTES_PER_READ);
+    s->cost_start = get_clock();
+}
+
+void ringside_cost_end(RingsideSerialState *s)
+{
+    int k = s->cost_kind;
+    uint64_t ns;
+
+    assert(s->cost_depth > 0);
+    if (--s->cost_depth) {
+        return;
+    }
+    ns = get_clock() - s->cost_start;
+    s->cost_max_ns[k] = MAX(s->cost_max_ns[k], ns);
+    s->cost_max_reads[k] = MAX(s->cost_max_reads[k], s->budget.spent_reads);
+    if (s->budget.out) {
+        s->budget_out[k]++;
+    }
+    trace_ringside_serial_cost(cost_kind_names[k], ns,
+                               s->budget.spent_reads, s->budget.spent_bytes,
+                               s->budget.out);
+    /* between actions (realize, QMP): not metered */
+    rs_budget_set(&s->budget, UINT64_MAX, UINT64_MAX);
+}
+
+void ringside_cost_add_props(Object *obj)
+{
+    RingsideSerialState *s = RINGSIDE_SERIAL(obj);
+    int k;
+
+    rs_budget_set(&s->budget, UINT64_MAX, UINT64_MAX);
+    for (k = 0; k < RS_COST_KINDS; k++) {
+        g_autofree char *ns = g_strdup_printf("cost-max-%s-ns",
+                                              cost_kind_names[k]);
+        g_autofree char *rd = g_strdup_printf("cost-max-%s-reads",
+                                              cost_kind_names[k]);
+        g_autofree char *out = g_strdup_printf("budget-out-%s",
+                                               cost_kind_names[k]);
+
+        object_property_add_uint64_ptr(obj, ns, &s->cost_max_ns[k],
+                                       OBJ_PROP_FLAG_READ);
+        object_property_add_uint64_ptr(obj, rd, &s->cost_max_reads[k],
+                                       OBJ_PROP_FLAG_READ);
+        object_property_add_uint64_ptr(obj, out, &s->budget_out[k],
+                                       OBJ_PROP_FLAG_READ);
+    }
+    object_property_add_uint64_ptr(obj, "scan-deferred", &s->scan_deferred,
+                                   OBJ_PROP_FLAG_READ);
+    object_property_add_uint64_ptr(obj, "guest-errors", &s->guest_errors,
+                                   OBJ_PROP_FLAG_READ);
+    object_property_add_uint64_ptr(obj, "guest-errors-logged",
+                                   &s->guest_errors_logged,
+                                   OBJ_PROP_FLAG_READ);
+}
+
 /*
- * The decoder's read callback.  Guest RAM only: a guest that points its
- * ring at a device must not make us trigger that device's reads.
+ * Log a guest error with -d guest_errors: at most one line per cause
+ * (a static string) every GLOG_INTERVAL_NS, saying how many were held
+ * back since.  Causes beyond the table share its last slot.  Reset does
+ * not clear it: a guest that reboots in a loop is held to it too.
+ */
+void ringside_guest_error(RingsideSerialState *s, const char *cause,
+                          const char *fmt, ...)
+{
+    int64_t now = qemu_clock_get_ns(QEMU_CLOCK_REALTIME);
+    g_autofree char *msg = NULL;
+    size_t i, last = ARRAY_SIZE(s->glog) - 1;
+    va_list ap;
+
+    s->guest_errors++;
+    for (i = 0; i < last; i++) {
+        if (s->glog[i].cause == cause || !s->glog[i].cause) {
+            break;
+        }
+    }
+    if (!s->glog[i].cause) {
+        s->glog[i].cause = cause;
+    } else if (s->glog[i].last && now - s->glog[i].last < GLOG_INTERVAL_NS) {
+        s->glog[i].held++;
+        return;
+    }
+    if (!qemu_loglevel_mask(LOG_GUEST_ERROR)) {
+        return;
+    }
+    va_start(ap, fmt);
+    msg = g_strdup_vprintf(fmt, ap);
+    va_end(ap);
+    if (s->glog[i].held) {
+        qemu_log("ringside-serial: %s (%" PRIu64 " more %s since, not "
+                 "logged)\n", msg, s->glog[i].held,
+                 i == last ? "guest errors" : "like it");
+    } else {
+        qemu_log("ringside-serial: %s\n", msg);
+    }
+    s->glog[i].last = now;
+    s->glog[i].held = 0;
+    s->guest_errors_logged++;
+}
+
+/* ---- reading guest memory ---- */
+
+/*
+ * Is mr memory we may read on the guest's say-so?  RAM, but not a RAM
+ * device (a VFIO BAR, a vhost-user notifier: memory_region_is_ram() is
+ * true for those, and reading them reaches the device).
+ */
+static bool attach_readable(MemoryRegion *mr)
+{
+    return memory_region_is_ram(mr) && !memory_region_is_ram_device(mr);
+}
+
+/*
+ * The decoder's read callback, charged to the current budget.  Guest RAM
+ * only: a guest that points its ring at a device must not make us
+ * trigger that device's reads.
  */
 static int attach_read(void *opaque, uint64_t gpa, void *buf, size_t len)
 {
+    RingsideSerialState *s = opaque;
     MemoryRegionSection sec;
     bool ram;
 
-    if (len == 0 || gpa + len < gpa) {
+    if (len == 0 || gpa + len < gpa || !rs_budget_take(&s->budget, len)) {
         return -1;
     }
     sec = memory_region_find(get_system_memory(), gpa, len);
     if (!sec.mr) {
         return -1;
     }
-    ram = memory_region_is_ram(sec.mr) && int128_get64(sec.size) == len;
+    ram = attach_readable(sec.mr) && int128_get64(sec.size) == len;
     memory_region_unref(sec.mr);
     if (!ram) {
         return -1;
@@ -74,30 +214,26 @@ static int attach_read(void *opaque, uint64_t gpa, void *buf, size_t len)
                               MEMTXATTRS_UNSPECIFIED, buf, len) != MEMTX_OK;
 }
 
+/* The decoders reach guest memory through attach_read and s's budget. */
+static void attach_vm_init(RingsideSerialState *s, rs_vm *vm,
+                           const rs_vmci *vi)
+{
+    rs_vm_init(vm, vi, attach_read, s);
+    vm->budget = &s->budget;
+}
+
 static void attach_set_state(RingsideSerialState *s, int state)
 {
     s->ring_state = state;
     trace_ringside_serial_ring(ringside_ring_state_names[state]);
 }
 
-/* Log a cause of distrust once per guest boot. */
-static void attach_log_once(RingsideSerialState *s, const char *cause,
-                            const char *detail)
+/* Log a cause of distrust, rate-limited per cause. */
+static void attach_log_cause(RingsideSerialState *s, const char *cause,
+                             const char *detail)
 {
-    size_t i;
-
-    for (i = 0; i < ARRAY_SIZE(s->untrusted_logged); i++) {
-        if (s->untrusted_logged[i] == cause) {
-            return;
-        }
-        if (!s->untrusted_logged[i]) {
-            s->untrusted_logged[i] = cause;
-            break;
-        }
-    }
-    qemu_log_mask(LOG_GUEST_ERROR, "ringside-serial: guest printk ring "
-                  "untrusted: %s%s%s\n", cause, detail ? ": " : "",
-                  detail ? detail : "");
+    ringside_guest_error(s, cause, "guest printk ring untrusted: %s%s%s",
+                         cause, detail ? ": " : "", detail ? detail : "");
 }
 
 /* JSON takes the decoder's reasons as they are: keep it that way. */
@@ -123,13 +259,20 @@ static void attach_from_text(RingsideSerialState *s, const char *text,
 
     rc = rs_vmci_parse(text, len, &s->vmci, why, sizeof(why));
     if (rc == RS_OK) {
-        rs_vm_init(&vm, &s->vmci, attach_read, s);
+        attach_vm_init(s, &vm, &s->vmci);
         rc = rs_ring_open(&s->ring, &s->vmci, &vm, why, sizeof(why));
+    }
+    if (rc != RS_OK && rs_budget_out(&s->budget)) {
+        /* not the note's fault: the next tick tries again */
+        timer_mod_anticipate(s->ring_timer,
+                             qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL) +
+                             RING_PROBE_NS);
+        return;
     }
     s->note_gpa = note_gpa;
     if (rc != RS_OK) {
         attach_set_state(s, RS_RING_UNTRUSTED);
-        attach_log_once(s, "VMCOREINFO note does not describe a ring", why);
+        attach_log_cause(s, "VMCOREINFO note does not describe a ring", why);
         ringside_events_printf(s, "{\"v\":%d,\"ev\":\"ring\",\"state\":"
                                "\"untrusted\",\"via\":\"%s\",\"note\":%"
                                PRIu64 ",\"why\":\"%.100s\"}\n",
@@ -174,15 +317,20 @@ static bool attach_read_note(RingsideSerialState *s, uint64_t gpa,
     return true;
 }
 
-/* Is the note we attached with still there, word for word? */
+/*
+ * Is the note we attached with still there, word for word?  With the
+ * budget spent we cannot tell, and say yes: the next tick looks again.
+ */
 bool ringside_attach_note_unchanged(RingsideSerialState *s)
 {
     g_autofree char *text = g_malloc(RS_VMCI_TEXT_MAX);
     size_t len = 0;
 
-    return attach_read_note(s, s->note_gpa, RS_NOTE_HDR_SIZE + s->note_len,
-                            text, &len) &&
-           len == s->note_len && !memcmp(text, s->note_text, len);
+    if (!attach_read_note(s, s->note_gpa, RS_NOTE_HDR_SIZE + s->note_len,
+                          text, &len)) {
+        return rs_budget_out(&s->budget);
+    }
+    return len == s->note_len && !memcmp(text, s->note_text, len);
 }
 
 /* Forget the ring and look for one again (a new kernel, a reset). */
@@ -205,7 +353,7 @@ void ringside_attach_untrusted(RingsideSerialState *s, const char *why)
 
     ringside_ext_ring(s, NULL);
     attach_set_state(s, RS_RING_UNTRUSTED);
-    attach_log_once(s, why, NULL);
+    attach_log_cause(s, why, NULL);
     g_strlcpy(buf, why, sizeof(buf));
     ringside_events_printf(s, "{\"v\":%d,\"ev\":\"ring\",\"state\":"
                            "\"untrusted\",\"note\":%" PRIu64
@@ -213,11 +361,20 @@ void ringside_attach_untrusted(RingsideSerialState *s, const char *why)
                            s->note_gpa, attach_json_safe(buf));
 }
 
+static void attach_post_load(RingsideSerialState *s);
+
 /*
  * After loadvm/migration guest RAM is the saved one: open the ring the
  * saved state was attached to, else resume the search.
  */
 void ringside_attach_post_load(RingsideSerialState *s)
+{
+    ringside_cost_begin(s, RS_COST_TICK);
+    attach_post_load(s);
+    ringside_cost_end(s);
+}
+
+static void attach_post_load(RingsideSerialState *s)
 {
     g_autofree char *text = g_malloc(RS_VMCI_TEXT_MAX);
     size_t len = 0;
@@ -264,22 +421,54 @@ static uint64_t attach_scan_top(void)
     return ram > 2 * GiB ? 4 * GiB + ram : ram;
 }
 
+/* What the note scan reads: one RAM section through its host pointer. */
+typedef struct ScanRam {
+    RingsideSerialState *s;
+    uint64_t gpa, len;
+    const uint8_t *host;
+} ScanRam;
+
+enum { SCAN_NONE, SCAN_FOUND, SCAN_STOPPED };
+
+/*
+ * The scan's reader: page headers by the thousand, so straight from the
+ * section's host memory rather than a memory_region_find() each; a note
+ * that runs past the section is read the careful way.  Charged to the
+ * budget all the same.
+ */
+static int scan_read(void *opaque, uint64_t gpa, void *buf, size_t len)
+{
+    ScanRam *r = opaque;
+
+    if (gpa < r->gpa || gpa - r->gpa > r->len ||
+        len > r->len - (gpa - r->gpa)) {
+        return attach_read(r->s, gpa, buf, len);
+    }
+    if (!rs_budget_take(&r->s->budget, len)) {
+        return -1;
+    }
+    memcpy(buf, r->host + (gpa - r->gpa), len);
+    return 0;
+}
+
 /*
  * Scan [gpa, gpa + len) of one RAM region, host pointer host, page starts
  * only, and only pages the host has backed: a page the guest never wrote
  * holds no note, and reading it would make the host allocate and zero it
  * (with memory-backend-file, fill the whole file).  mincore() says which.
+ * SCAN_STOPPED: the budget ran out; *resume is where to go on.
  */
-static bool attach_scan_resident(RingsideSerialState *s, uint64_t gpa,
-                                 uint64_t len, void *host, char *text,
-                                 size_t *tlen, uint64_t *note_gpa,
-                                 uint64_t *reads)
+static int attach_scan_resident(RingsideSerialState *s, uint64_t gpa,
+                                uint64_t len, void *host, char *text,
+                                size_t *tlen, uint64_t *note_gpa,
+                                uint64_t *reads, uint64_t *resume)
 {
     size_t page = qemu_real_host_page_size();
     uintptr_t start = QEMU_ALIGN_DOWN((uintptr_t)host, page);
     uint64_t lead = (uintptr_t)host - start;
     size_t npages = DIV_ROUND_UP(lead + len, page);
     g_autofree unsigned char *vec = g_malloc(npages);
+    ScanRam ram = { .s = s, .gpa = gpa, .len = len, .host = host };
     uint8_t work[4096];
     size_t i = 0, j;
 
@@ -288,6 +477,7 @@ static bool attach_scan_resident(RingsideSerialState *s, uint64_t gpa,
     }
     while (i < npages) {
         uint64_t from, to;
+        int rc = RS_ERR_NOT_FOUND;
 
         if (!(vec[i] & 1)) {
             i++;
@@ -298,26 +488,34 @@ static bool attach_scan_resident(RingsideSerialState *s, uint64_t gpa,
         from = MAX((uint64_t)i * page, lead) - lead;
         to = MIN((uint64_t)j * page - lead, len);
         *reads += DIV_ROUND_UP(to - from, 4096);
-        if (to > from &&
-            rs_note_scan(attach_read, s, gpa + from, to - from,
-                         RS_SCAN_PAGE_STARTS, work, sizeof(work), text,
-                         RS_VMCI_TEXT_MAX, tlen, note_gpa) == RS_OK) {
-            return true;
+        if (to > from) {
+            rc = rs_note_scan_budget(scan_read, &ram, &s->budget, gpa + from,
+                                     to - from, RS_SCAN_PAGE_STARTS, work,
+                                     sizeof(work), text, RS_VMCI_TEXT_MAX,
+                                     tlen, note_gpa, resume);
+        }
+        if (rc == RS_OK) {
+            return SCAN_FOUND;
+        }
+        if (rc == RS_ERR_BUDGET) {
+            return SCAN_STOPPED;
         }
         i = j;
     }
-    return false;
+    return SCAN_NONE;
 }
 
-/* Scan the next RING_SCAN_BYTES of guest RAM; wraps around at the end. */
-static bool attach_scan_piece(RingsideSerialState *s, char *text, size_t *len,
-                              uint64_t *note_gpa, uint64_t *reads)
+/*
+ * Scan the next RING_SCAN_BYTES of guest RAM; wraps around at the end.
+ * Stopped by the budget, it goes on from the page it did not read.
+ */
+static int attach_scan_piece(RingsideSerialState *s, char *text, size_t *len,
+                             uint64_t *note_gpa, uint64_t *reads)
 {
     uint64_t top = attach_scan_top();
     uint64_t ram = current_machine->ram_size;
-    uint64_t n, end;
-    int sections;
-    bool found = false;
+    uint64_t n, end, resume = 0;
+    int sections, rc = SCAN_NONE;
 
     if (s->scan_gpa >= ram && s->scan_gpa < 4 * GiB) {
         s->scan_gpa = 4 * GiB;      /* skip the hole below 4 GiB */
@@ -328,7 +526,7 @@ static bool attach_scan_piece(RingsideSerialState *s, char *text, size_t *len,
     n = MIN(RING_SCAN_BYTES, (s->scan_gpa < ram ? ram : top) - s->scan_gpa);
     end = s->scan_gpa + n;
     /* region by region: RAM, holes and ROM alternate below 1 MiB */
-    for (sections = 0; s->scan_gpa < end && sections < 64 && !found;
+    for (sections = 0; s->scan_gpa < end && sections < 64 && rc == SCAN_NONE;
          sections++) {
         MemoryRegionSection sec = memory_region_find(get_system_memory(),
                                                      s->scan_gpa,
@@ -340,31 +538,41 @@ static bool attach_scan_piece(RingsideSerialState *s, char *text, size_t *len,
         }
         at = sec.offset_within_address_space;
         size = int128_get64(sec.size);
-        if (memory_region_is_ram(sec.mr) && !memory_region_is_rom(sec.mr) &&
+        if (attach_readable(sec.mr) && !memory_region_is_rom(sec.mr) &&
             size) {
-            found = attach_scan_resident(s, at, size,
-                                         (uint8_t *)memory_region_get_ram_ptr(
-                                             sec.mr) +
-                                         sec.offset_within_region,
-                                         text, len, note_gpa, reads);
+            rc = attach_scan_resident(s, at, size,
+                                      (uint8_t *)memory_region_get_ram_ptr(
+                                          sec.mr) + sec.offset_within_region,
+                                      text, len, note_gpa, reads, &resume);
         }
         memory_region_unref(sec.mr);
-        s->scan_gpa = at + MAX(size, 1);
+        s->scan_gpa = rc == SCAN_STOPPED ? resume : at + MAX(size, 1);
     }
-    s->scan_gpa = MAX(s->scan_gpa, end);
-    return found;
+    if (rc != SCAN_STOPPED) {
+        s->scan_gpa = MAX(s->scan_gpa, end);
+    }
+    return rc;
 }
 
-/* One tick's worth of scanning, at most one pass over guest RAM. */
+/*
+ * One tick's worth of scanning, at most one pass over guest RAM, and no
+ * more than the tick's read budget: a guest that fills its RAM with
+ * pages that look like notes gets them read a budget's worth a tick.
+ */
 static bool attach_scan_step(RingsideSerialState *s, char *text, size_t *len,
                              uint64_t *note_gpa)
 {
     uint64_t reads = 0;
-    int i;
+    int i, rc;
 
     for (i = 0; i < RING_SCAN_PIECES && reads < RING_SCAN_READS; i++) {
-        if (attach_scan_piece(s, text, len, note_gpa, &reads)) {
+        rc = attach_scan_piece(s, text, len, note_gpa, &reads);
+        if (rc == SCAN_FOUND) {
             return true;
+        }
+        if (rc == SCAN_STOPPED) {
+            s->scan_deferred++;
+            break;
         }
         if (s->scan_gpa >= attach_scan_top()) {
             break;              /* a full pass: go on from 0 next tick */
@@ -373,9 +581,8 @@ static bool attach_scan_step(RingsideSerialState *s, char *text, size_t *len,
     return false;
 }
 
-static void attach_probe(void *opaque)
+static void attach_probe_tick(RingsideSerialState *s)
 {
-    RingsideSerialState *s = opaque;
     g_autofree char *text = NULL;
     uint64_t note_gpa = 0;
     size_t len = 0;
@@ -415,6 +622,15 @@ static void attach_probe(void *opaque)
                                                  : RING_PROBE_NS));
 }
 
+static void attach_probe(void *opaque)
+{
+    RingsideSerialState *s = opaque;
+
+    ringside_cost_begin(s, RS_COST_TICK);
+    attach_probe_tick(s);
+    ringside_cost_end(s);
+}
+
 /* Would the two rings be read the same way, from the same memory? */
 static bool attach_same_ring(const rs_ring *a, const rs_ring *b)
 {
@@ -444,7 +660,7 @@ static bool attach_adopt(RingsideSerialState *s, const char *text,
     rs_vm vm;
 
     if (rs_vmci_parse(text, len, vi, NULL, 0) != RS_OK ||
-        rs_vm_init(&vm, vi, attach_read, s) != RS_OK ||
+        (attach_vm_init(s, &vm, vi), false) ||
         rs_ring_open(ring, vi, &vm, NULL, 0) != RS_OK ||
         !attach_same_ring(ring, &s->ring)) {
         return false;
@@ -470,8 +686,9 @@ static bool attach_adopt(RingsideSerialState *s, const char *text,
 /*
  * The guest announced where its note is (level 1): attach now, before the
  * guest writes the next byte, so that the console's first records are
- * checked.  The work is bounded as a probe tick's is: one note read, parsed
- * and its ring header opened.  A note for the ring attached already keeps
+ * checked.  The work is one note read, parsed and its ring header opened,
+ * all of it within the access's read budget (what does not fit is done
+ * by the next probe tick).  A note for the ring attached already keeps
  * the state; a note not written yet is looked for every tick.
  */
 void ringside_attach_announced(RingsideSerialState *s)
@@ -498,14 +715,18 @@ void ringside_attach_announced(RingsideSerialState *s)
                       s->note_gpa == s->ext_note)) {
         attach_from_text(s, text, len, "announce", s->ext_note, false);
     }
-    timer_mod(s->ring_timer, qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL) +
-              (s->ring_state == RS_RING_ATTACHED ? RING_CHECK_NS
-                                                 : RING_PROBE_NS));
+    /*
+     * Never later than it was: a guest announcing in a loop must not keep
+     * the probe tick (and the scan, and the note check) from running.
+     */
+    timer_mod_anticipate(s->ring_timer,
+                         qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL) +
+                         (s->ring_state == RS_RING_ATTACHED ? RING_CHECK_NS
+                                                            : RING_PROBE_NS));
 }
 
 void ringside_attach_reset(RingsideSerialState *s)
 {
-    memset(s->untrusted_logged, 0, sizeof(s->untrusted_logged));
     ringside_attach_restart(s, "reset");
 }
 

@@ -55,28 +55,6 @@
 
 static const char rs_ext_key[4] = { 'r', 'i', 'n', 'g' };
 
-/*
- * Each kind of guest error is logged the first time only (per QEMU
- * process), so that a guest cannot flood the log; the events and the QOM
- * counters still count every one.
- */
-enum {
-    EXT_LOG_LAYOUT,
-    EXT_LOG_COMMAND,
-    EXT_LOG_NESTING,
-    EXT_LOG_BOGUS,
-    EXT_LOG_KINDS
-};
-
-static bool ext_log_first(int kind)
-{
-    static bool logged[EXT_LOG_KINDS];
-    bool first = !logged[kind];
-
-    logged[kind] = true;
-    return first;
-}
-
 static int ext_cpu(void)
 {
     return current_cpu ? current_cpu->cpu_index : -1;
@@ -144,10 +122,10 @@ static void ext_bracket(void *opaque, const rs_l1_bracket_info *bi)
         n += snprintf(extra + n, sizeof(extra) - n, ",\"count\":%" PRIu64,
                       bi->count);
     }
-    if (bi->verdict == RS_B_BOGUS && ext_log_first(EXT_LOG_BOGUS)) {
-        qemu_log_mask(LOG_GUEST_ERROR, "ringside-serial: console record "
-                      "%" PRIu64 " marked by cpu %d is not in the ring\n",
-                      bi->seq, bi->cpu);
+    if (bi->verdict == RS_B_BOGUS) {
+        ringside_guest_error(s, "bogus marker", "console record %" PRIu64
+                             " marked by cpu %d is not in the ring",
+                             bi->seq, bi->cpu);
     }
     ringside_events_printf(s, "{\"v\":%d,\"ev\":\"bracket\",\"verdict\":"
                            "\"%s\",\"seq\":%" PRIu64 ",\"cpu\":%d,\"vt\":%"
@@ -179,10 +157,8 @@ static void ext_announce(RingsideSerialState *s, int cpu, uint32_t cmd)
     uint64_t note = s->ext_arg[cpu + 1];
 
     if (layout != RS_EXT_LAYOUT_VMCOREINFO) {
-        if (ext_log_first(EXT_LOG_LAYOUT)) {
-            qemu_log_mask(LOG_GUEST_ERROR, "ringside-serial: announce of an "
-                          "unknown ring layout %u ignored\n", layout);
-        }
+        ringside_guest_error(s, "unknown layout", "announce of an unknown "
+                             "ring layout %u ignored", layout);
         return;
     }
     trace_ringside_serial_announce(note, cpu);
@@ -223,9 +199,8 @@ static uint64_t ext_read(void *opaque, hwaddr addr, unsigned size)
     return 0;
 }
 
-static void ext_write(void *opaque, hwaddr addr, uint64_t val, unsigned size)
+static void ext_do_write(RingsideSerialState *s, hwaddr addr, uint64_t val)
 {
-    RingsideSerialState *s = opaque;
     int cpu = ext_cpu();
 
     if (cpu + 1 >= RS_L1_SLOTS) {
@@ -240,11 +215,9 @@ static void ext_write(void *opaque, hwaddr addr, uint64_t val, unsigned size)
     case RS_EXT_BEGIN:
         s->ext_marked = true;
         if (!rs_l1_begin(&s->l1, cpu, val,
-                         qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL)) &&
-            ext_log_first(EXT_LOG_NESTING)) {
-            qemu_log_mask(LOG_GUEST_ERROR, "ringside-serial: cpu %d nests "
-                          "console records deeper than %d\n", cpu,
-                          RS_L1_DEPTH);
+                         qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL))) {
+            ringside_guest_error(s, "nesting", "cpu %d nests console "
+                                 "records deeper than %d", cpu, RS_L1_DEPTH);
         }
         break;
     case RS_EXT_END:
@@ -258,12 +231,22 @@ static void ext_write(void *opaque, hwaddr addr, uint64_t val, unsigned size)
             ext_announce(s, cpu, val);
         } else if ((val & 0xff) == RS_EXT_CMD_MAILBOX) {
             s->mailbox_pos = 0;
-        } else if (ext_log_first(EXT_LOG_COMMAND)) {
-            qemu_log_mask(LOG_GUEST_ERROR, "ringside-serial: unknown "
-                          "extension command 0x%" PRIx64 "\n", val);
+        } else {
+            ringside_guest_error(s, "unknown command", "unknown extension "
+                                 "command 0x%" PRIx64, val);
         }
         break;
     }
+}
+
+/* One guest access: one read budget, metered (ringside-attach.c). */
+static void ext_write(void *opaque, hwaddr addr, uint64_t val, unsigned size)
+{
+    RingsideSerialState *s = opaque;
+
+    ringside_cost_begin(s, RS_COST_ACCESS);
+    ext_do_write(s, addr, val);
+    ringside_cost_end(s);
 }
 
 static const MemoryRegionOps ringside_ext_ops = {

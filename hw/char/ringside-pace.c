@@ -187,11 +187,14 @@ static void pace_advance(RingsideSerialState *s, int64_t now)
     pace_arm(s);
 }
 
+/* A byte leaving the wire is judged: one tick's read budget, metered. */
 static void pace_timer(void *opaque)
 {
     RingsideSerialState *s = opaque;
 
+    ringside_cost_begin(s, RS_COST_TICK);
     pace_advance(s, qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL));
+    ringside_cost_end(s);
 }
 
 /* Returns false when the byte was lost to an overrun. */

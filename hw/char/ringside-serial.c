@@ -154,14 +154,30 @@ static uint64_t ringside_serial_read(void *opaque, hwaddr addr, unsigned size)
     if (addr == RS_REG_SCR && s->ext_base && ringside_ext_scr_read(s, &val)) {
         return val;
     }
-    return ringside_pace_read(s, addr);
+    /* a read of LSR may send (and judge) what the transmitter held */
+    ringside_cost_begin(s, RS_COST_ACCESS);
+    val = ringside_pace_read(s, addr);
+    ringside_cost_end(s);
+    return val;
 }
 
+static void ringside_serial_do_write(RingsideSerialState *s, hwaddr addr,
+                                     uint64_t val, unsigned size);
+
+/* One guest access: one read budget, metered (ringside-attach.c). */
 static void ringside_serial_write(void *opaque, hwaddr addr, uint64_t val,
                                   unsigned size)
 {
     RingsideSerialState *s = opaque;
 
+    ringside_cost_begin(s, RS_COST_ACCESS);
+    ringside_serial_do_write(s, addr, val, size);
+    ringside_cost_end(s);
+}
+
+static void ringside_serial_do_write(RingsideSerialState *s, hwaddr addr,
+                                     uint64_t val, unsigned size)
+{
     /* Offset 0 is the divisor latch while DLAB is set, THR otherwise. */
     if (addr == RS_REG_THR && !(s->serial.lcr & RS_LCR_DLAB)) {
         uint64_t i = ringside_record_tx(s, val);
@@ -273,6 +289,10 @@ static void ringside_serial_realize(DeviceState *dev, Error **errp)
         return;
     }
     s->ring_auto = !ring_off;
+    if (!s->access_reads || !s->tick_reads) {
+        error_setg(errp, "read-budget and tick-read-budget must be above 0");
+        return;
+    }
     if (!s->ring_auto) {
         s->ext_base = 0;        /* level 1 judges against the ring */
     }
@@ -321,12 +341,15 @@ static void ringside_serial_reset(DeviceState *dev)
     if (s->load_incomplete) {
         ringside_load_forget(s);    /* nothing to judge in what it left */
     }
+    /* a reset the guest asks for judges the boot: metered as a tick */
+    ringside_cost_begin(s, RS_COST_TICK);
     ringside_pace_reset(s);
     if (s->ring_auto) {
         ringside_verify_reset(s);
         ringside_ext_reset(s);
         ringside_attach_reset(s);
     }
+    ringside_cost_end(s);
 }
 
 static void ringside_serial_unrealize(DeviceState *dev)
@@ -443,6 +466,11 @@ static Property ringside_serial_properties[] = {
     DEFINE_PROP_UINT32("ext", RingsideSerialState, ext_base, 0x4f0),
     /* text the guest reads through the extension window (a test scenario) */
     DEFINE_PROP_STRING("mailbox", RingsideSerialState, mailbox),
+    /* guest-memory reads one register access / one timer tick may make */
+    DEFINE_PROP_UINT32("read-budget", RingsideSerialState, access_reads,
+                       1024),
+    DEFINE_PROP_UINT32("tick-read-budget", RingsideSerialState, tick_reads,
+                       8192),
     DEFINE_PROP_END_OF_LIST(),
 };
 
@@ -493,6 +521,7 @@ static void ringside_serial_instance_init(Object *obj)
     }
     ringside_verify_add_props(obj);
     ringside_ext_add_props(obj);
+    ringside_cost_add_props(obj);
 }
 
 static void ringside_serial_instance_finalize(Object *obj)
@@ -538,6 +567,14 @@ static void ringside_serial_class_init(ObjectClass *klass, void *data)
         "the guest");
     object_class_property_set_description(klass, "events",
         "chardev for the JSON Lines event stream");
+    object_class_property_set_description(klass, "read-budget",
+        "guest-memory reads one register access may make to check the "
+        "console against the ring (default 1024, with 128 bytes a read); "
+        "what does not fit is judged \"under budget\" or put off to a "
+        "timer tick, never blamed on the guest");
+    object_class_property_set_description(klass, "tick-read-budget",
+        "guest-memory reads one of the device's timer ticks may make "
+        "(note scan, backlog replay; default 8192)");
     set_bit(DEVICE_CATEGORY_INPUT, dc->categories);
 }
 

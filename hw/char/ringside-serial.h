@@ -56,6 +56,17 @@ enum {
 };
 extern const char *const ringside_ring_state_names[];
 
+/* Kinds of work metered (ringside_cost_begin()). */
+enum {
+    RS_COST_ACCESS,     /* one register access of the guest's */
+    RS_COST_TICK,       /* one timer callback (or loadvm, reset) */
+    RS_COST_KINDS
+};
+/* Bytes a read budget allows per read, on average. */
+#define RS_BUDGET_BYTES_PER_READ    128
+/* Guest error causes tracked one by one; the rest share a slot. */
+#define RS_GLOG_CAUSES  32
+
 /* A 16550A's transmit FIFO. */
 #define RS_TX_FIFO      16
 
@@ -72,9 +83,22 @@ struct RingsideSerialState {
     bool tx_events;             /* tx-events=: a "tx" event per byte */
     CharBackend events;
 
-    /* Records not yet accepted by the events backend. */
+    /*
+     * Records not yet accepted by the events backend: queue->data from
+     * queue_head on (written bytes are dropped from the front in bulk).
+     */
     GByteArray *queue;
+    size_t queue_head;
     guint watch_tag;
+    /*
+     * A backend that says it is writable and then takes nothing (a full
+     * disk, a pipe nobody reads) is retried on a timer that backs off;
+     * stalled that long, the queue is dropped and counted.
+     */
+    QEMUTimer *events_retry;
+    int64_t events_backoff_ns;
+    int64_t events_stall_start;     /* realtime ns; 0: not stalled */
+    bool events_partial;        /* the backend has part of a record */
     /* Records dropped since the last "lost" record was written. */
     uint64_t unreported_drops;
 
@@ -85,6 +109,33 @@ struct RingsideSerialState {
     uint64_t tx_overruns;
     uint64_t tx_refused;
     uint64_t tx_cleared;
+    uint64_t events_write_tries;    /* backend writes attempted */
+    uint64_t events_write_fails;    /* of them, those that took nothing */
+
+    /*
+     * What one guest action (a register access) or one timer tick may
+     * cost: a guest-memory read budget, charged by the reader
+     * (ringside-attach.c), and the host time it took, the worst kept per
+     * kind (QOM "cost-*").  Work the budget does not cover is put off to
+     * a later tick or judged "under budget", never blamed on the guest.
+     */
+    uint32_t access_reads;          /* read-budget=: reads per access */
+    uint32_t tick_reads;            /* tick-read-budget=: per timer tick */
+    rs_budget budget;
+    int cost_depth;
+    int cost_kind;
+    int64_t cost_start;
+    uint64_t cost_max_ns[RS_COST_KINDS];
+    uint64_t cost_max_reads[RS_COST_KINDS];
+    uint64_t budget_out[RS_COST_KINDS];     /* actions that spent it all */
+
+    /* guest errors logged with -d guest_errors, rate-limited per cause */
+    struct {
+        const char *cause;
+        int64_t last;               /* realtime ns of the last line */
+        uint64_t held;              /* not logged since */
+    } glog[RS_GLOG_CAUSES];
+    uint64_t guest_errors, guest_errors_logged;
 
     /*
      * This device, not the embedded UART, runs the transmitter (at the
@@ -122,6 +173,7 @@ struct RingsideSerialState {
     int ring_state;
     QEMUTimer *ring_timer;
     uint64_t scan_gpa;          /* where the note scan goes on next tick */
+    uint64_t scan_deferred;     /* ticks that ran out of budget scanning */
     rs_vmci vmci;
     rs_ring ring;
     uint64_t note_gpa;
@@ -131,7 +183,6 @@ struct RingsideSerialState {
     /* Level 0 checking of the console against the ring (ringside-verify.c) */
     uint32_t loglevel;          /* console_loglevel; 0: infer it */
     bool verify_dirty;          /* lines or records judged since summary */
-    const char *untrusted_logged[8];    /* causes already logged */
     VMChangeStateEntry *vmse;
     rs_verdict_info pending_record;     /* a run of records, not migrated */
     rs_match match;
@@ -168,6 +219,17 @@ bool ringside_pace_thr_write(RingsideSerialState *s, uint8_t byte,
 uint64_t ringside_pace_read(RingsideSerialState *s, hwaddr addr);
 void ringside_pace_write(RingsideSerialState *s, hwaddr addr, uint8_t val);
 extern const VMStateDescription vmstate_ringside_pace;
+
+/*
+ * ringside-attach.c: the per-action read budget and cost meter, and
+ * guest error logging rate-limited per cause.  begin/end nest; the
+ * outermost pair sets the budget and times the work.
+ */
+void ringside_cost_begin(RingsideSerialState *s, int kind);
+void ringside_cost_end(RingsideSerialState *s);
+void ringside_cost_add_props(Object *obj);
+void ringside_guest_error(RingsideSerialState *s, const char *cause,
+                          const char *fmt, ...) G_GNUC_PRINTF(3, 4);
 
 /* ringside-attach.c: finding the guest's ring, used when s->ring_auto. */
 void ringside_attach_realize(RingsideSerialState *s);

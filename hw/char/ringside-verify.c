@@ -227,6 +227,7 @@ static void verify_vm_state(void *opaque, bool running, RunState state)
     if (running) {
         return;
     }
+    ringside_cost_begin(s, RS_COST_TICK);
     verify_flush_record(s);
     if (state == RUN_STATE_SHUTDOWN || state == RUN_STATE_GUEST_PANICKED ||
         state == RUN_STATE_INTERNAL_ERROR) {
@@ -234,6 +235,7 @@ static void verify_vm_state(void *opaque, bool running, RunState state)
     } else if (s->verify_dirty) {
         verify_summary(s, RunState_str(state));
     }
+    ringside_cost_end(s);
 }
 
 /* A reset ends one boot: judge it, then start afresh for the next. */
