@@ -34,6 +34,17 @@
 
 static void ringside_events_flush(RingsideSerialState *s);
 
+/* A backend that takes nothing is retried from EVENTS_RETRY_MIN_NS ... */
+#define EVENTS_RETRY_MIN_NS     (10 * SCALE_MS)
+#define EVENTS_RETRY_MAX_NS     (1000 * SCALE_MS)
+/* ... and given up on (its queue dropped, counted) after this long. */
+#define EVENTS_STALL_MAX_NS     (10 * NANOSECONDS_PER_SECOND)
+
+static size_t ringside_events_queued(RingsideSerialState *s)
+{
+    return s->queue->len - s->queue_head;
+}
+
 static gboolean ringside_events_writable(void *do_not_use, GIOCondition cond,
                                          void *opaque)
 {
@@ -44,32 +55,113 @@ static gboolean ringside_events_writable(void *do_not_use, GIOCondition cond,
     return G_SOURCE_REMOVE;
 }
 
+static void ringside_events_retry(void *opaque)
+{
+    ringside_events_flush(opaque);
+}
+
 /*
- * Push queued bytes to the backend.  A backend that takes nothing (busy
- * pipe or socket) gets a watch; one that is gone for good (no client on a
- * listening socket) simply leaves the queue to fill up to its bound, where
- * drops are counted.
+ * The backend has taken nothing for EVENTS_STALL_MAX_NS: drop the records
+ * queued, moving them from events-written to events-dropped; a "lost"
+ * record says how many once the stream takes records again.  The rest of
+ * a record the backend took part of stays, so the stream stays JSON Lines.
+ */
+static void ringside_events_give_up(RingsideSerialState *s)
+{
+    const guint8 *p = s->queue->data + s->queue_head;
+    size_t n = ringside_events_queued(s), keep = 0, i;
+    uint64_t records = 0;
+
+    if (s->events_partial) {
+        const guint8 *nl = memchr(p, '\n', n);
+
+        keep = nl ? nl - p + 1 : n;
+    }
+    for (i = keep; i < n; i++) {
+        records += p[i] == '\n';
+    }
+    s->events_written -= MIN(records, s->events_written);
+    s->events_dropped += records;
+    s->unreported_drops += records;
+    trace_ringside_serial_event_dropped(s->events_dropped);
+    g_byte_array_set_size(s->queue, s->queue_head + keep);
+    s->events_stall_start = 0;
+}
+
+/*
+ * Push queued bytes to the backend.  A backend that takes nothing right
+ * now (busy pipe or socket) gets a watch.  One whose watch fires and then
+ * still takes nothing (a pipe whose reader is gone, a full disk: it polls
+ * writable and every write fails), or that cannot be watched, is retried
+ * on a timer that backs off from 10 ms to 1 s, and after 10 s its queue
+ * is dropped and counted: never a main loop spinning on it.  Written bytes
+ * leave the queue by moving its head; the array is compacted only once
+ * the head has passed half of it, so draining is linear.
  */
 static void ringside_events_flush(RingsideSerialState *s)
 {
-    while (s->queue->len) {
-        int n = qemu_chr_fe_write(&s->events, s->queue->data, s->queue->len);
+    int64_t now;
+    bool progress = false;
 
+    while (ringside_events_queued(s)) {
+        int n;
+
+        s->events_write_tries++;
+        n = qemu_chr_fe_write(&s->events, s->queue->data + s->queue_head,
+                              MIN(ringside_events_queued(s), INT_MAX));
         if (n <= 0) {
+            s->events_write_fails++;
             break;
         }
-        g_byte_array_remove_range(s->queue, 0, n);
+        progress = true;
+        s->queue_head += n;
+        s->events_partial = s->queue->data[s->queue_head - 1] != '\n';
     }
-    if (s->queue->len && !s->watch_tag) {
+    if (!ringside_events_queued(s)) {
+        g_byte_array_set_size(s->queue, 0);
+        s->queue_head = 0;
+    } else if (s->queue_head > s->queue->len / 2) {
+        g_byte_array_remove_range(s->queue, 0, s->queue_head);
+        s->queue_head = 0;
+    }
+    if (!ringside_events_queued(s) || progress) {
+        s->events_stall_start = 0;
+        s->events_backoff_ns = 0;
+        if (!ringside_events_queued(s)) {
+            return;
+        }
+    }
+    if (s->watch_tag || timer_pending(s->events_retry)) {
+        return;
+    }
+    if (progress || !s->events_backoff_ns) {
+        /* busy, or the first refusal: wait for the backend to say so */
+        s->events_backoff_ns = progress ? 0 : EVENTS_RETRY_MIN_NS / 2;
         s->watch_tag = qemu_chr_fe_add_watch(&s->events, G_IO_OUT | G_IO_HUP,
                                              ringside_events_writable, s);
+        if (s->watch_tag) {
+            return;
+        }
     }
+    /* it said writable, or cannot say, and took nothing: back off */
+    now = qemu_clock_get_ns(QEMU_CLOCK_REALTIME);
+    if (!s->events_stall_start) {
+        s->events_stall_start = now;
+    } else if (now - s->events_stall_start >= EVENTS_STALL_MAX_NS) {
+        ringside_events_give_up(s);
+        return;
+    }
+    s->events_backoff_ns = MIN(MAX(s->events_backoff_ns * 2,
+                                   EVENTS_RETRY_MIN_NS), EVENTS_RETRY_MAX_NS);
+    trace_ringside_serial_events_stall(s->events_backoff_ns / SCALE_MS,
+                                       ringside_events_queued(s));
+    timer_mod(s->events_retry, now + s->events_backoff_ns);
 }
 
 static void ringside_events_emit(RingsideSerialState *s, const char *line,
                                  size_t len)
 {
-    if (s->queue->len + len > RINGSIDE_EVENTS_QUEUE_MAX) {
+    if (ringside_events_queued(s) + len > RINGSIDE_EVENTS_QUEUE_MAX) {
         s->events_dropped++;
         s->unreported_drops++;
         trace_ringside_serial_event_dropped(s->events_dropped);
@@ -77,7 +169,9 @@ static void ringside_events_emit(RingsideSerialState *s, const char *line,
     }
     g_byte_array_append(s->queue, (const guint8 *)line, len);
     s->events_written++;
-    ringside_events_flush(s);
+    if (!timer_pending(s->events_retry)) {
+        ringside_events_flush(s);   /* backing off: the timer will */
+    }
 }
 
 void ringside_events_printf(RingsideSerialState *s, const char *fmt, ...)
@@ -90,7 +184,7 @@ void ringside_events_printf(RingsideSerialState *s, const char *fmt, ...)
         return;
     }
     if (s->unreported_drops &&
-        s->queue->len + sizeof(line) <= RINGSIDE_EVENTS_QUEUE_MAX) {
+        ringside_events_queued(s) + sizeof(line) <= RINGSIDE_EVENTS_QUEUE_MAX) {
         uint64_t lost = s->unreported_drops;
 
         s->unreported_drops = 0;
@@ -310,6 +404,8 @@ static void ringside_serial_realize(DeviceState *dev, Error **errp)
         return;
     }
 
+    s->events_retry = timer_new_ns(QEMU_CLOCK_REALTIME, ringside_events_retry,
+                                   s);
     s->irq = isa_get_irq(isadev, s->isairq);
     ringside_pace_realize(s);
     if (!qdev_realize(DEVICE(&s->serial), NULL, errp)) {
@@ -360,6 +456,8 @@ static void ringside_serial_unrealize(DeviceState *dev)
         g_source_remove(s->watch_tag);
         s->watch_tag = 0;
     }
+    timer_free(s->events_retry);
+    s->events_retry = NULL;
     qemu_del_vm_change_state_handler(s->load_vmse);
     s->load_vmse = NULL;
     qemu_chr_fe_deinit(&s->events, false);
@@ -486,6 +584,10 @@ static const struct {
     { "tx-overruns", offsetof(RingsideSerialState, tx_overruns) },
     { "tx-refused", offsetof(RingsideSerialState, tx_refused) },
     { "tx-cleared", offsetof(RingsideSerialState, tx_cleared) },
+    { "events-write-tries", offsetof(RingsideSerialState,
+                                     events_write_tries) },
+    { "events-write-fails", offsetof(RingsideSerialState,
+                                     events_write_fails) },
 };
 
 static char *ringside_get_ring_state(Object *obj, Error **errp)
