@@ -3,6 +3,8 @@
 #include "errors.h"
 
 #include <gio/gio.h>
+#include <signal.h>
+#include <sys/prctl.h>
 #include <glib/gstdio.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -400,6 +402,8 @@ static void on_qemu_exit(GObject *source, GAsyncResult *result, gpointer opaque)
     run->res->timed_out = run->timed_out;
     run->res->exit_status = g_subprocess_get_if_exited(qemu) ?
                             g_subprocess_get_exit_status(qemu) : -1;
+    run->res->term_signal = g_subprocess_get_if_signaled(qemu) ?
+                            g_subprocess_get_term_sig(qemu) : 0;
     run->done(run, run->opaque);
 }
 
@@ -483,6 +487,19 @@ static gboolean prepare(const RsGuestConfig *cfg, RsGuestResult *res,
     return TRUE;
 }
 
+/*
+ * In the child before exec: QEMU dies with the ringside that started it,
+ * however that one ends (a SIGKILL too), so that no guest goes on writing
+ * into a run directory a resumed fuzz run is about to use again.
+ */
+static void die_with_parent(gpointer parent)
+{
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != GPOINTER_TO_INT(parent)) {
+        _exit(127);             /* it died before the line above */
+    }
+}
+
 RsGuestRun *rs_guest_start(const RsGuestConfig *cfg, RsGuestResult *res,
                            RsGuestDone done, gpointer opaque, GError **error)
 {
@@ -496,6 +513,8 @@ RsGuestRun *rs_guest_start(const RsGuestConfig *cfg, RsGuestResult *res,
     argv = build_argv(cfg, res);
     launcher = g_subprocess_launcher_new(G_SUBPROCESS_FLAGS_STDERR_MERGE);
     g_subprocess_launcher_set_stdout_file_path(launcher, res->qemu_log_path);
+    g_subprocess_launcher_set_child_setup(launcher, die_with_parent,
+                                          GINT_TO_POINTER(getpid()), NULL);
 
     run = g_new0(RsGuestRun, 1);
     run->res = res;

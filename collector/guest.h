@@ -35,6 +35,7 @@ typedef struct {
 typedef struct {
     gboolean timed_out;
     int exit_status;        /* QEMU's exit status, when it exited */
+    int term_signal;        /* the signal that killed it, or 0 */
     double wall_s;          /* from launch to exit (or kill) */
     char *console_path;
     char *events_path;
