@@ -5,6 +5,7 @@
 
 #include <gio/gio.h>
 #include <glib/gstdio.h>
+#include <signal.h>
 #include <string.h>
 
 /* How long a boot to the scenario wait may take, and polling it. */
@@ -306,12 +307,32 @@ static void slot_free(Slot *s)
     g_free(s);
 }
 
+static gboolean qemu_log_says(const char *path, const char *what)
+{
+    g_autofree char *text = NULL;
+
+    return path && g_file_get_contents(path, &text, NULL, NULL) &&
+           strstr(text, what);
+}
+
 static void judge(Slot *s)
 {
     g_autoptr(GError) err = NULL;
     RsFuzzCase *c = s->c;
 
     c->wall_s = s->res.wall_s;
+    /*
+     * A signal we did not send (we kill only a hung guest) or QEMU's own
+     * "terminating on signal": the job is being stopped, and what the
+     * guest got to say is no outcome.  The case is left to a resumed run.
+     */
+    c->interrupted = (!s->res.timed_out &&
+                      (s->res.term_signal == SIGKILL ||
+                       s->res.term_signal == SIGTERM ||
+                       s->res.term_signal == SIGINT ||
+                       s->res.term_signal == SIGHUP)) ||
+                     qemu_log_says(s->res.qemu_log_path,
+                                   "terminating on signal");
     c->judged = rs_outcome_judge(&s->res, RS_END_PANIC, &c->out, &err);
     if (!c->judged) {
         c->error = g_strdup(err->message);
@@ -355,6 +376,7 @@ static void pool_fill(Pool *p)
         s->run = rs_guest_start(&s->cfg, &s->res, slot_done, s, &err);
         if (!s->run) {
             c->error = g_strdup(err->message);
+            c->interrupted = TRUE;      /* never ran: no outcome either */
             slot_free(s);
             p->done(c, p->opaque);
             continue;

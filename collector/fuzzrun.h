@@ -31,6 +31,8 @@ typedef struct {
     char *error;            /* why not */
     RsOutcome out;
     double wall_s;
+    gboolean interrupted;   /* no outcome: QEMU did not start (@error
+                             * says why) or was killed from outside */
 } RsFuzzCase;
 
 void rs_fuzz_env_clear(RsFuzzEnv *env);
