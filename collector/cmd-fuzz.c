@@ -2,13 +2,18 @@
  * ringside fuzz: panic scenarios drawn from a seed, each run from a
  * snapshot of the booted guest (a few also booted cold, to measure what
  * the snapshot buys), judged by ringside-serial, classified; failing ones
- * saved as case files.  --minimize shrinks one.
+ * saved as case files.  --minimize shrinks one.  A run stopped at any
+ * point goes on where it stopped when run again with the same --out.
  */
+#include "campaign.h"
 #include "commands.h"
 #include "errors.h"
 #include "minimize.h"
 
+#include <glib-unix.h>
 #include <glib/gstdio.h>
+#include <json-glib/json-glib.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -34,12 +39,24 @@ typedef struct {
     GHashTable *cold_wall;  /* index -> wall s of its cold run (double *) */
     double pair_s[2];       /* wall s of the cases run both ways [cold] */
     guint64 pairs;
-    guint64 cases[2];
+    guint64 cases[2];       /* timed: this run's, in each phase */
     double phase_s[2];
-    FILE *results;
+    RsCampaign camp;        /* results.jsonl, and the cases done */
+    gboolean resumed;
+    guint64 todo;           /* this phase's cases left when it began */
+    guint64 interrupted;    /* cases that ran to no outcome */
+    gboolean halt;          /* start no more: one could not start */
+    /* What earlier runs of this campaign timed (their fuzz.json). */
+    guint64 base_cases[2];
+    double base_s[2], base_save_s, save_s;
+    guint64 runs;
+    guint cold_n;           /* --cold */
+    gint64 recorded_cold;   /* the --cold earlier runs had, or -1 */
     gboolean tty;
     gint64 last_progress;
 } Fuzz;
+
+static Fuzz *fuzz_running;      /* for the signal handlers */
 
 /* This shard's k-th case: seed ranges interleave, so shards never meet. */
 static guint64 case_index(const Fuzz *f, guint64 k)
@@ -53,14 +70,16 @@ static RsFuzzCase *next_case(gpointer opaque)
     RsFuzzCase *c;
     guint64 index;
 
-    if (f->next_k >= f->limit_k ||
-        (f->deadline && g_get_monotonic_time() >= f->deadline)) {
-        return NULL;
-    }
-    index = case_index(f, f->next_k++);
-    if (f->max_cases && index >= f->max_cases) {
-        return NULL;
-    }
+    do {
+        if (f->halt || f->next_k >= f->limit_k ||
+            (f->deadline && g_get_monotonic_time() >= f->deadline)) {
+            return NULL;
+        }
+        index = case_index(f, f->next_k++);
+        if (f->max_cases && index >= f->max_cases) {
+            return NULL;
+        }
+    } while (rs_campaign_is_done(&f->camp, f->cold, index));
     c = g_new0(RsFuzzCase, 1);
     c->index = index;
     c->cold = f->cold;
@@ -86,13 +105,9 @@ static void progress(Fuzz *f, gboolean force)
     f->last_progress = now;
     if (f->deadline) {
         eta = g_strdup_printf("%.0fs", MAX(0, (f->deadline - now) / 1e6));
-    } else if (f->max_cases && rate > 0) {
-        guint64 total = f->cold ? f->limit_k :
-                        (f->max_cases - f->shard_i + f->shard_n - 1) /
-                        f->shard_n;
-
-        eta = g_strdup_printf("%.0fs", total > f->done ?
-                              (total - f->done) * 60.0 / rate : 0);
+    } else if ((f->max_cases || f->cold) && rate > 0) {
+        eta = g_strdup_printf("%.0fs", f->todo > f->done ?
+                              (f->todo - f->done) * 60.0 / rate : 0);
     } else {
         eta = g_strdup("-");
     }
@@ -102,43 +117,131 @@ static void progress(Fuzz *f, gboolean force)
             f->done, failing, rate, eta, f->tty ? "" : "\n");
 }
 
-static void case_done(RsFuzzCase *c, gpointer opaque)
+/* A case in the run's tallies, whether run now or by an earlier run. */
+static void count_case(Fuzz *f, guint64 index, gboolean cold, RsClass k,
+                       gboolean faithful, double wall_s)
 {
-    Fuzz *f = opaque;
-    g_autoptr(GString) line = g_string_new(NULL);
-    g_autofree char *words = rs_scenario_words(&c->sc);
-    g_autofree char *case_file = NULL;
-    RsClass k = c->judged ? c->out.klass : RS_CLASS_ERROR;
-
-    f->done++;
-    f->classes[c->cold][k]++;
-    if (c->judged && !c->cold && !c->out.faithful) {
+    f->classes[cold][k]++;
+    if (k != RS_CLASS_ERROR && !cold && !faithful) {
         f->unfaithful++;
     }
     /* The same scenarios both ways, hung ones left out: the fair ratio. */
     if (k != RS_CLASS_HUNG && k != RS_CLASS_ERROR) {
         double *cw;
 
-        if (c->cold) {
-            g_hash_table_insert(f->cold_wall, g_memdup2(&c->index,
-                                                        sizeof(c->index)),
-                                g_memdup2(&c->wall_s, sizeof(c->wall_s)));
-        } else if ((cw = g_hash_table_lookup(f->cold_wall, &c->index))) {
+        if (cold) {
+            g_hash_table_insert(f->cold_wall, g_memdup2(&index,
+                                                        sizeof(index)),
+                                g_memdup2(&wall_s, sizeof(wall_s)));
+        } else if ((cw = g_hash_table_lookup(f->cold_wall, &index))) {
             f->pair_s[1] += *cw;
-            f->pair_s[0] += c->wall_s;
+            f->pair_s[0] += wall_s;
             f->pairs++;
         }
     }
+}
+
+/* Time in each phase so far, this run's and earlier runs' together. */
+static double phase_time(const Fuzz *f, gboolean cold)
+{
+    double s = f->base_s[cold] + f->phase_s[cold];
+
+    if (f->phase_t0 && f->cold == cold) {
+        s += (g_get_monotonic_time() - f->phase_t0) / 1e6;
+    }
+    return s;
+}
+
+/* Every scenario of this shard below --cases has its line. */
+static gboolean campaign_complete(const Fuzz *f)
+{
+    guint64 k, index;
+
+    if (!f->max_cases) {
+        return FALSE;
+    }
+    for (k = 0; (index = case_index(f, k)) < f->max_cases; k++) {
+        if (!rs_campaign_is_done(&f->camp, FALSE, index) ||
+            (k < f->cold_n && !rs_campaign_is_done(&f->camp, TRUE, index))) {
+            return FALSE;
+        }
+    }
+    return TRUE;
+}
+
+/*
+ * fuzz.json, replaced whole after every case: what the campaign is and
+ * what all its runs timed, so that a resumed run adds to it.
+ */
+static void write_state(Fuzz *f)
+{
+    g_autofree char *path = g_build_filename(f->env.workdir, "fuzz.json",
+                                             NULL);
+    g_autofree char *tests = g_strjoinv(",", f->tests);
+    g_autoptr(GString) js = g_string_new(NULL);
+
+    g_string_append_printf(js, "{\"seed\":%" G_GUINT64_FORMAT ",\"shard\":"
+                           "\"%u/%u\",\"kernel\":\"%s\",\"kernel_sha256\":"
+                           "\"%s\",\"jobs\":%u,\"pace\":\"%s\","
+                           "\"memory\":%d,\"tests\":\"%s\",\"wire_events\":"
+                           "%s,\"cases\":%" G_GUINT64_FORMAT ",\"cold\":%u,"
+                           "\"complete\":%s,\"runs\":%" G_GUINT64_FORMAT ","
+                           "\"cold_cases\":%" G_GUINT64_FORMAT
+                           ",\"cold_s\":%.3f,"
+                           "\"snapshot_cases\":%" G_GUINT64_FORMAT
+                           ",\"snapshot_s\":%.3f,\"snapshot_save_s\":%.3f,"
+                           "\"pairs\":%" G_GUINT64_FORMAT ",\"pair_cold_s\":%.3f,"
+                           "\"pair_snapshot_s\":%.3f,\"unfaithful\":%"
+                           G_GUINT64_FORMAT "}\n",
+                           f->seed, f->shard_i, f->shard_n, f->env.base.kernel,
+                           f->kernel_sha, f->env.jobs, f->env.base.pace,
+                           f->env.base.memory_mib, tests,
+                           f->env.no_tx_events ? "false" : "true",
+                           f->max_cases, f->cold_n,
+                           campaign_complete(f) ? "true" : "false", f->runs,
+                           f->base_cases[1] + f->cases[1], phase_time(f, TRUE),
+                           f->base_cases[0] + f->cases[0],
+                           phase_time(f, FALSE), f->base_save_s + f->save_s,
+                           f->pairs, f->pair_s[1], f->pair_s[0],
+                           f->unfaithful);
+    g_file_set_contents(path, js->str, js->len, NULL);
+}
+
+static void case_done(RsFuzzCase *c, gpointer opaque)
+{
+    Fuzz *f = opaque;
+    g_autoptr(GString) line = g_string_new(NULL);
+    g_autofree char *words = rs_scenario_words(&c->sc);
+    g_autofree char *case_file = NULL;
+    g_autoptr(GError) err = NULL;
+    RsClass k = c->judged ? c->out.klass : RS_CLASS_ERROR;
+
+    if (c->interrupted) {
+        /* No outcome: left for a resumed run, as if never started. */
+        rs_campaign_clear_case(&f->camp, c->cold, c->index);
+        f->interrupted++;
+        if (c->error && !f->halt) {
+            /* The next would not start either: stop here. */
+            fprintf(stderr, "%sringside fuzz: case %" G_GUINT64_FORMAT
+                    " could not start, stopping: %s\n", f->tty ? "\n" : "",
+                    c->index, c->error);
+            f->halt = TRUE;
+        }
+        rs_fuzz_case_free(c);
+        return;
+    }
+    f->done++;
+    count_case(f, c->index, c->cold, k, c->judged && c->out.faithful,
+               c->wall_s);
     f->cases[c->cold]++;
     if (k != RS_CLASS_CLEAN && !c->cold) {
-        g_autoptr(GError) err = NULL;
-
         case_file = g_strdup_printf("%s/cases/%s-%" G_GUINT64_FORMAT ".case",
                                     f->env.workdir, rs_class_names[k],
                                     c->index);
         if (!rs_fuzz_save_case(&f->env, c, f->seed, f->kernel_sha,
                                case_file, &err)) {
             fprintf(stderr, "\nringside fuzz: %s\n", err->message);
+            g_clear_error(&err);
         }
     } else if (c->index != 0) {
         rs_rmtree(c->dir);      /* kept: failing runs and the first */
@@ -173,8 +276,12 @@ static void case_done(RsFuzzCase *c, gpointer opaque)
                                strrchr(c->dir, '/') + 1);
     }
     g_string_append(line, "}\n");
-    fputs(line->str, f->results);
-    fflush(f->results);
+    /* The line last: a case with its line is complete, files and all. */
+    if (!rs_campaign_append(&f->camp, c->cold, c->index, line->str,
+                            line->len, &err)) {
+        fprintf(stderr, "\nringside fuzz: %s\n", err->message);
+    }
+    write_state(f);
     rs_fuzz_case_free(c);
     progress(f, FALSE);
 }
@@ -189,73 +296,186 @@ static void run_phase(Fuzz *f, gboolean cold, guint64 limit_k)
 {
     guint tick;
 
+    guint64 k, index;
+
     f->cold = cold;
     f->next_k = 0;
     f->limit_k = limit_k;
     f->started = f->done = 0;
+    f->todo = 0;
+    for (k = 0; (cold || f->max_cases) && k < limit_k &&
+                (index = case_index(f, k)) <
+                (f->max_cases ? f->max_cases : G_MAXUINT64); k++) {
+        f->todo += !rs_campaign_is_done(&f->camp, cold, index);
+    }
     f->phase_t0 = g_get_monotonic_time();
     tick = g_timeout_add(500, progress_tick, f);
     rs_fuzz_run(&f->env, next_case, case_done, f);
     g_source_remove(tick);
-    f->phase_s[cold] = (g_get_monotonic_time() - f->phase_t0) / 1e6;
     progress(f, TRUE);
+    f->phase_s[cold] += (g_get_monotonic_time() - f->phase_t0) / 1e6;
+    f->phase_t0 = 0;
+    write_state(f);
     fprintf(stderr, "\n");
 }
 
-static void print_summary(Fuzz *f, double snap_s, guint64 cold_n)
+static void print_summary(Fuzz *f)
 {
-    double cold_rate = f->phase_s[1] > 0 ? f->cases[1] * 60 / f->phase_s[1]
-                                         : 0;
-    double snap_rate = f->phase_s[0] > 0 ? f->cases[0] * 60 / f->phase_s[0]
-                                         : 0;
-    g_autofree char *path = g_build_filename(f->env.workdir, "fuzz.json",
-                                             NULL);
-    g_autoptr(GString) js = g_string_new(NULL);
+    double cold_s = phase_time(f, TRUE), snap_s = phase_time(f, FALSE);
+    guint64 cold_n = f->base_cases[1] + f->cases[1];
+    guint64 snap_n = f->base_cases[0] + f->cases[0];
+    double cold_rate = cold_s > 0 ? cold_n * 60 / cold_s : 0;
+    double snap_rate = snap_s > 0 ? snap_n * 60 / snap_s : 0;
+    guint64 total = 0;
     int k;
 
     printf("%-22s %10s %10s\n", "class", "snapshot", "cold");
     for (k = 0; k < RS_N_CLASSES; k++) {
         printf("%-22s %10" G_GUINT64_FORMAT " %10" G_GUINT64_FORMAT "\n",
                rs_class_names[k], f->classes[0][k], f->classes[1][k]);
+        total += f->classes[0][k];
+    }
+    if (f->runs > 1) {
+        printf("resumed: %u cases from %" G_GUINT64_FORMAT " earlier "
+               "run%s; the figures below are for all %" G_GUINT64_FORMAT
+               " runs\n",
+               f->camp.earlier->len, f->runs - 1, f->runs > 2 ? "s" : "",
+               f->runs);
     }
     if (cold_n) {
         printf("cold boots:     %" G_GUINT64_FORMAT " cases in %.1f s, "
-               "%.1f cases/min\n", f->cases[1], f->phase_s[1], cold_rate);
+               "%.1f cases/min\n", cold_n, cold_s, cold_rate);
     }
     printf("from snapshots: %" G_GUINT64_FORMAT " cases in %.1f s, "
-           "%.1f cases/min", f->cases[0], f->phase_s[0], snap_rate);
+           "%.1f cases/min", snap_n, snap_s, snap_rate);
     if (cold_rate > 0) {
         printf(" (%.1fx the cold rate)", snap_rate / cold_rate);
     }
-    printf("; saving the snapshots took %.1f s\n", snap_s);
+    printf("; saving the snapshots took %.1f s\n",
+           f->base_save_s + f->save_s);
     if (f->pairs && f->pair_s[0] > 0) {
         printf("the same %" G_GUINT64_FORMAT " scenarios both ways: %.2f s "
                "a case booted cold, %.2f s from a snapshot (%.1fx)\n",
                f->pairs, f->pair_s[1] / f->pairs, f->pair_s[0] / f->pairs,
                f->pair_s[1] / f->pair_s[0]);
     }
+    if (f->interrupted) {
+        printf("interrupted: %" G_GUINT64_FORMAT " case%s that did not "
+               "start or whose QEMU was killed from outside, not recorded: "
+               "the same command runs them\n", f->interrupted,
+               f->interrupted == 1 ? "" : "s");
+    }
     printf("ringside: fuzz seed=%" G_GUINT64_FORMAT " shard=%u/%u kernel=%s "
            "cases=%" G_GUINT64_FORMAT " failing=%" G_GUINT64_FORMAT
-           " unfaithful=%" G_GUINT64_FORMAT " out=%s\n", f->seed, f->shard_i,
-           f->shard_n, f->env.base.kernel, f->cases[0],
-           f->cases[0] - f->classes[0][RS_CLASS_CLEAN], f->unfaithful,
+           " unfaithful=%" G_GUINT64_FORMAT " complete=%s out=%s\n", f->seed,
+           f->shard_i, f->shard_n, f->env.base.kernel, total,
+           total - f->classes[0][RS_CLASS_CLEAN], f->unfaithful,
+           f->max_cases ? (campaign_complete(f) ? "yes" : "no") : "-",
            f->env.workdir);
+}
 
-    g_string_append_printf(js, "{\"seed\":%" G_GUINT64_FORMAT ",\"shard\":"
-                           "\"%u/%u\",\"kernel\":\"%s\",\"kernel_sha256\":"
-                           "\"%s\",\"jobs\":%u,\"pace\":\"%s\",\"cold_cases\":%"
-                           G_GUINT64_FORMAT ",\"cold_s\":%.3f,"
-                           "\"snapshot_cases\":%" G_GUINT64_FORMAT
-                           ",\"snapshot_s\":%.3f,\"snapshot_save_s\":%.3f,"
-                           "\"pairs\":%" G_GUINT64_FORMAT ",\"pair_cold_s\":%.3f,"
-                           "\"pair_snapshot_s\":%.3f,\"unfaithful\":%"
-                           G_GUINT64_FORMAT "}\n",
-                           f->seed, f->shard_i, f->shard_n, f->env.base.kernel,
-                           f->kernel_sha, f->env.jobs, f->env.base.pace,
-                           f->cases[1], f->phase_s[1], f->cases[0],
-                           f->phase_s[0], snap_s, f->pairs, f->pair_s[1],
-                           f->pair_s[0], f->unfaithful);
-    g_file_set_contents(path, js->str, js->len, NULL);
+/*
+ * Stopped by a signal (a scheduler's SIGTERM, ^C): every case that ended
+ * has its line; say how to go on.  The QEMUs die with us.
+ */
+static gboolean on_stop_signal(gpointer sig)
+{
+    Fuzz *f = fuzz_running;
+
+    write_state(f);
+    fprintf(stderr, "%sringside fuzz: stopped by %s: %u cases recorded in "
+            "%s; the same command goes on where it stopped\n",
+            f->tty ? "\n" : "", g_strsignal(GPOINTER_TO_INT(sig)),
+            g_hash_table_size(f->camp.done[0]) +
+            g_hash_table_size(f->camp.done[1]), f->env.workdir);
+    fflush(stdout);
+    fflush(stderr);
+    _exit(128 + GPOINTER_TO_INT(sig));
+    return G_SOURCE_REMOVE;
+}
+
+/* The figures earlier runs left in fuzz.json; refuse a changed set-up. */
+static gboolean load_earlier(Fuzz *f, GError **error)
+{
+    g_autofree char *path = g_build_filename(f->env.workdir, "fuzz.json",
+                                             NULL);
+    g_autoptr(JsonParser) p = json_parser_new_immutable();
+    g_autofree char *text = NULL;
+    JsonObject *o;
+    JsonNode *root;
+    const char *pace;
+    gint64 memory;
+    gboolean wire;
+    guint i;
+
+    for (i = 0; i < f->camp.earlier->len; i++) {
+        const RsCampaignCase *k = &g_array_index(f->camp.earlier,
+                                                 RsCampaignCase, i);
+
+        count_case(f, k->index, k->cold, k->klass, !k->judged || k->faithful,
+                   k->wall_s);
+    }
+    if (!g_file_get_contents(path, &text, NULL, NULL)) {
+        f->runs = f->camp.earlier->len > 0;
+        return TRUE;
+    }
+    if (!json_parser_load_from_data(p, text, -1, NULL) ||
+        !(root = json_parser_get_root(p)) || !JSON_NODE_HOLDS_OBJECT(root)) {
+        return TRUE;    /* replaced whole: damaged only by hand */
+    }
+    o = json_node_get_object(root);
+    pace = json_object_get_string_member_with_default(o, "pace", NULL);
+    memory = json_object_get_int_member_with_default(o, "memory", 0);
+    wire = json_object_get_boolean_member_with_default(o, "wire_events",
+                                                       f->env.no_tx_events ?
+                                                       FALSE : TRUE);
+    if (f->camp.earlier->len &&
+        ((pace && strcmp(pace, f->env.base.pace)) ||
+         (memory && memory != f->env.base.memory_mib) ||
+         wire != !f->env.no_tx_events)) {
+        g_set_error(error, RS_ERROR, RS_ERROR_BAD_INPUT,
+                    "%s was run with --pace %s --memory %" G_GINT64_FORMAT
+                    "%s: resume it with the same, or use another --out",
+                    f->env.workdir, pace ? pace : "?", memory,
+                    wire ? " --wire-events" : "");
+        return FALSE;
+    }
+    f->runs = json_object_get_int_member_with_default(o, "runs", 1);
+    f->recorded_cold = json_object_get_int_member_with_default(o, "cold",
+                                                               -1);
+    f->base_cases[1] = json_object_get_int_member_with_default(o,
+                                                               "cold_cases",
+                                                               0);
+    f->base_cases[0] = json_object_get_int_member_with_default(o,
+        "snapshot_cases", 0);
+    f->base_s[1] = json_object_get_double_member_with_default(o, "cold_s", 0);
+    f->base_s[0] = json_object_get_double_member_with_default(o,
+                                                              "snapshot_s", 0);
+    f->base_save_s = MAX(0, json_object_get_double_member_with_default(o,
+        "snapshot_save_s", 0));
+    return TRUE;
+}
+
+/* The vCPU counts of the scenarios left, when they are known. */
+static guint smps_needed(const Fuzz *f)
+{
+    guint smps = 0;
+    guint64 k, index;
+
+    if (!f->max_cases) {
+        return RS_FUZZ_ALL_SMPS;
+    }
+    for (k = 0; (index = case_index(f, k)) < f->max_cases &&
+                smps != RS_FUZZ_ALL_SMPS; k++) {
+        RsScenario sc;
+
+        if (!rs_campaign_is_done(&f->camp, FALSE, index)) {
+            rs_scenario_generate(f->seed, index,
+                                 (const char *const *)f->tests, &sc);
+            smps |= 1u << sc.smp;
+        }
+    }
+    return smps;
 }
 
 static int minimize_main(RsFuzzEnv *env, const char *path, guint tries)
@@ -324,14 +544,15 @@ int rs_cmd_fuzz(int argc, char **argv)
     g_autoptr(GOptionContext) ctx = NULL;
     g_autofree char *kernel = NULL, *initrd = NULL, *qemu = NULL;
     g_autofree char *out = NULL, *shard = NULL, *tests = NULL, *pace = NULL;
-    g_autofree char *minimize = NULL, *accel = NULL, *results = NULL;
+    g_autofree char *minimize = NULL, *accel = NULL;
     gint64 seed = -1, cases = -1;
     int duration = -1, jobs = -1, cold = -1, timeout = 20, tries = 3;
     int memory = 256;
     gboolean wire_events = FALSE;
     Fuzz f = { 0 };
+    RsCampaignId id = { 0 };
     gint64 t0;
-    double snap_s;
+    guint smps;
     int status = 2;
     const GOptionEntry entries[] = {
         { "kernel", 'k', 0, G_OPTION_ARG_FILENAME, &kernel,
@@ -382,10 +603,17 @@ int rs_cmd_fuzz(int argc, char **argv)
     ctx = g_option_context_new("- fuzz the guest's panic paths");
     g_option_context_add_main_entries(ctx, entries, NULL);
     g_option_context_set_description(ctx,
+        "A run stopped at any point (killed, or by SIGTERM, SIGINT or "
+        "SIGHUP) goes on where it stopped when run again with the same "
+        "--out: the cases recorded are not run again, the ones in flight "
+        "are (--seed may then be left out).\n\n"
         "Exit status: 0 when the run was made (failing cases are its "
         "output, in DIR/cases), or --minimize shrank the case; 1 when the "
         "case to minimize did not fail in --tries runs; 2 on bad input or "
-        "a run that could not be made.");
+        "a run that could not be made; 3 when cases did not start or were "
+        "cut short by their QEMU being killed from outside (run again to "
+        "finish them); "
+        "128+N when stopped by signal N.");
     if (!rs_parse_options(ctx, &argc, &argv, 0)) {
         return 2;
     }
@@ -444,49 +672,75 @@ int rs_cmd_fuzz(int argc, char **argv)
         goto out;
     }
 
+    /* A directory that holds a campaign already: its seed, unless given. */
+    if (seed < 0 && rs_campaign_recorded_seed(f.env.workdir, &f.seed)) {
+        seed = f.seed;
+    }
     f.seed = seed >= 0 ? (guint64)seed : (guint64)g_get_real_time() / 1000;
     f.max_cases = cases > 0 ? cases : 0;
     f.tty = isatty(STDERR_FILENO);
     f.kernel_sha = rs_file_sha256(f.env.base.kernel);
     f.cold_wall = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free,
                                         g_free);
-    results = g_build_filename(f.env.workdir, "results.jsonl", NULL);
-    f.results = fopen(results, "a");
-    if (!f.results) {
-        g_printerr("ringside fuzz: %s: %s\n", results, g_strerror(errno));
-        goto out;
-    }
-    printf("ringside fuzz: seed %" G_GUINT64_FORMAT ", shard %u/%u, %u jobs, "
-           "kernel %s, out %s\n", f.seed, f.shard_i, f.shard_n, f.env.jobs,
-           f.env.base.kernel, f.env.workdir);
-    fflush(stdout);
-
-    /* The cold rate, on the scenarios the snapshot phase starts with. */
-    if (cold == -1) {
-        cold = 4 * f.env.jobs;
-    }
-    if (cold > 0) {
-        run_phase(&f, TRUE, cold);
-    }
-    t0 = g_get_monotonic_time();
-    if (!rs_fuzz_snapshots(&f.env, RS_FUZZ_ALL_SMPS, &error)) {
+    f.recorded_cold = -1;
+    id.seed = f.seed;
+    id.shard_i = f.shard_i;
+    id.shard_n = f.shard_n;
+    id.kernel_sha = f.kernel_sha;
+    id.tests = (const char *const *)f.tests;
+    if (!rs_campaign_open(&f.camp, f.env.workdir, &id, &error) ||
+        !load_earlier(&f, &error)) {
         g_printerr("ringside fuzz: %s\n", error->message);
         goto out;
     }
-    snap_s = (g_get_monotonic_time() - t0) / 1e6;
-    if (!f.max_cases) {
-        f.deadline = g_get_monotonic_time() +
-                     (duration > 0 ? duration : 60) * G_USEC_PER_SEC;
-    } else if (duration > 0) {
-        f.deadline = g_get_monotonic_time() + duration * G_USEC_PER_SEC;
+    f.runs++;
+    /* The cold rate, on the scenarios the snapshot phase starts with. */
+    if (cold == -1) {
+        cold = f.recorded_cold >= 0 ? f.recorded_cold : 4 * f.env.jobs;
     }
-    run_phase(&f, FALSE, G_MAXUINT64);
-    print_summary(&f, snap_s, cold);
-    status = 0;
+    f.cold_n = cold;
+    printf("ringside fuzz: seed %" G_GUINT64_FORMAT ", shard %u/%u, %u jobs, "
+           "kernel %s, out %s\n", f.seed, f.shard_i, f.shard_n, f.env.jobs,
+           f.env.base.kernel, f.env.workdir);
+    if (f.camp.earlier->len || f.camp.torn_bytes) {
+        printf("ringside fuzz: resuming: %u cases recorded (%u cold), %u "
+               "left unfinished to run again, %" G_GUINT64_FORMAT " bytes "
+               "of a torn last line dropped\n", f.camp.earlier->len,
+               g_hash_table_size(f.camp.done[1]), f.camp.unfinished,
+               f.camp.torn_bytes);
+    }
+    fflush(stdout);
+    fuzz_running = &f;
+    g_unix_signal_add(SIGTERM, on_stop_signal, GINT_TO_POINTER(SIGTERM));
+    g_unix_signal_add(SIGINT, on_stop_signal, GINT_TO_POINTER(SIGINT));
+    g_unix_signal_add(SIGHUP, on_stop_signal, GINT_TO_POINTER(SIGHUP));
+    write_state(&f);
+
+    if (cold > 0) {
+        run_phase(&f, TRUE, cold);
+    }
+    smps = smps_needed(&f);
+    if (smps) {
+        t0 = g_get_monotonic_time();
+        if (!rs_fuzz_snapshots(&f.env, smps, &error)) {
+            g_printerr("ringside fuzz: %s\n", error->message);
+            goto out;
+        }
+        f.save_s = (g_get_monotonic_time() - t0) / 1e6;
+        if (!f.max_cases) {
+            f.deadline = g_get_monotonic_time() +
+                         (duration > 0 ? duration : 60) * G_USEC_PER_SEC;
+        } else if (duration > 0) {
+            f.deadline = g_get_monotonic_time() + duration * G_USEC_PER_SEC;
+        }
+        run_phase(&f, FALSE, G_MAXUINT64);
+    }
+    print_summary(&f);
+    /* Cases whose QEMU something else killed are not done: say so. */
+    status = f.interrupted ? 3 : 0;
 out:
-    if (f.results) {
-        fclose(f.results);
-    }
+    fuzz_running = NULL;
+    rs_campaign_close(&f.camp);
     g_strfreev(f.tests);
     g_clear_pointer(&f.cold_wall, g_hash_table_unref);
     g_free(f.kernel_sha);
