@@ -18,6 +18,7 @@ static void dir_free(gpointer p)
     g_free(d->real);
     g_free(d->shard);
     g_free(d->kernel);
+    g_free(d->kernel_sha);
     g_free(d->pace);
     g_free(d);
 }
@@ -253,6 +254,13 @@ static gboolean parse_case(RsFuzzResults *r, guint dir_i, JsonParser *parser,
         return TRUE;
     }
     ((RsResultDir *)r->dirs->pdata[dir_i])->cases++;
+    if (!cold) {
+        ((RsResultDir *)r->dirs->pdata[dir_i])->snap_new++;
+    }
+    if (r->merged) {
+        fputs(line, r->merged);
+        fputc('\n', r->merged);
+    }
     r->total[cold]++;
     if (klass != RS_CLASS_CLEAN) {
         r->failing[cold]++;
@@ -353,6 +361,7 @@ static gboolean load_fuzz_json(RsResultDir *d, const char *path,
     g_autofree char *text = NULL;
     gsize len;
     JsonObject *o;
+    JsonNode *n;
 
     if (!g_file_test(path, G_FILE_TEST_EXISTS)) {
         return TRUE;
@@ -377,6 +386,7 @@ static gboolean load_fuzz_json(RsResultDir *d, const char *path,
     d->has_fuzz = TRUE;
     d->shard = g_strdup(opt_str(o, "shard"));
     d->kernel = g_strdup(opt_str(o, "kernel"));
+    d->kernel_sha = g_strdup(opt_str(o, "kernel_sha256"));
     d->pace = g_strdup(opt_str(o, "pace"));
     d->seed = opt_int(o, "seed", -1);
     d->jobs = opt_int(o, "jobs", 0);
@@ -385,6 +395,22 @@ static gboolean load_fuzz_json(RsResultDir *d, const char *path,
     d->snap_cases = opt_num(o, "snapshot_cases", 0);
     d->snap_s = opt_num(o, "snapshot_s", 0);
     d->save_s = opt_num(o, "snapshot_save_s", -1);
+    d->wanted = opt_int(o, "cases", 0);
+    n = json_object_get_member(o, "complete");
+    d->complete = n && JSON_NODE_HOLDS_VALUE(n) &&
+                  json_node_get_value_type(n) == G_TYPE_BOOLEAN ?
+                  json_node_get_boolean(n) : -1;
+    if (d->shard) {
+        guint64 i, m;
+        char *end;
+
+        i = g_ascii_strtoull(d->shard, &end, 10);
+        if (*end == '/' && (m = g_ascii_strtoull(end + 1, &end, 10)) &&
+            !*end && i < m && m <= G_MAXUINT) {
+            d->shard_i = i;
+            d->shard_n = m;
+        }
+    }
     return TRUE;
 }
 
@@ -404,6 +430,7 @@ gboolean rs_fuzz_results_add_dir(RsFuzzResults *r, const char *dir,
     d->path = g_strdup(dir);
     d->real = realpath(dir, NULL);
     d->seed = -1;
+    d->complete = -1;
     g_ptr_array_add(r->dirs, d);
     return load_fuzz_json(d, fuzz, error) &&
            load_results(r, r->dirs->len - 1, results, error);
@@ -428,6 +455,71 @@ guint64 rs_result_kernel_total(const RsResultKernel *k, gboolean cold)
         n += k->classes[cold][c];
     }
     return n;
+}
+
+/* The shards of one campaign, in the order the directories came. */
+static void print_campaigns(const RsFuzzResults *r, FILE *f)
+{
+    g_autofree gboolean *said = g_new0(gboolean, r->dirs->len + 1);
+    guint i, j, s;
+
+    for (i = 0; i < r->dirs->len; i++) {
+        const RsResultDir *d = r->dirs->pdata[i];
+        g_autofree char *stopped = NULL;
+        g_autofree guint *found = NULL;
+        g_autoptr(GString) missing = g_string_new(NULL);
+        g_autoptr(GString) open = g_string_new(NULL);
+        guint64 merged = 0;
+        gboolean done = TRUE;
+
+        if (said[i] || !d->has_fuzz || d->wanted <= 0 || !d->shard_n ||
+            !d->kernel_sha || d->seed < 0) {
+            continue;
+        }
+        found = g_new0(guint, d->shard_n);
+        for (j = i; j < r->dirs->len; j++) {
+            const RsResultDir *e = r->dirs->pdata[j];
+
+            if (said[j] || !e->has_fuzz || e->seed != d->seed ||
+                e->shard_n != d->shard_n || e->wanted != d->wanted ||
+                !e->kernel_sha || strcmp(e->kernel_sha, d->kernel_sha)) {
+                continue;
+            }
+            said[j] = TRUE;
+            merged += e->snap_new;      /* a case merged twice counts once */
+            if (found[e->shard_i]++ == 0 && e->complete == 0) {
+                g_string_append_printf(open, "%s%u/%u (%s)",
+                                       open->len ? ", " : "", e->shard_i,
+                                       e->shard_n, e->path);
+            }
+        }
+        for (s = 0; s < d->shard_n; s++) {
+            if (!found[s]) {
+                if (missing->len < 200) {
+                    g_string_append_printf(missing, "%s%u/%u",
+                                           missing->len ? ", " : "", s,
+                                           d->shard_n);
+                } else if (!g_str_has_suffix(missing->str, "...")) {
+                    g_string_append(missing, ", ...");
+                }
+                done = FALSE;
+            }
+        }
+        done = done && !open->len && merged == (guint64)d->wanted;
+        fprintf(f, "campaign seed %" G_GINT64_FORMAT ", %u shard%s of %"
+                G_GINT64_FORMAT " cases: %" G_GUINT64_FORMAT " of %"
+                G_GINT64_FORMAT " merged, %s", d->seed, d->shard_n,
+                d->shard_n == 1 ? "" : "s", d->wanted, merged,
+                d->wanted, done ? "complete" : "incomplete");
+        if (missing->len) {
+            fprintf(f, "; shards missing: %s", missing->str);
+        }
+        if (open->len) {
+            fprintf(f, "; shards not finished (run them again to resume): "
+                    "%s", open->str);
+        }
+        fputc('\n', f);
+    }
 }
 
 void rs_fuzz_results_print(const RsFuzzResults *r, FILE *f)
@@ -461,6 +553,7 @@ void rs_fuzz_results_print(const RsFuzzResults *r, FILE *f)
                 r->duplicates, r->duplicates == 1 ? "y" : "ies");
     }
     fputc('\n', f);
+    print_campaigns(r, f);
 }
 
 /* Kept run directories */

@@ -15,10 +15,14 @@ typedef struct {
     char *path;             /* as given */
     char *real;             /* resolved, to spot a directory given twice */
     gboolean has_fuzz;      /* fuzz.json: absent while a run goes on */
-    char *shard, *kernel, *pace;
+    char *shard, *kernel, *kernel_sha, *pace;
     gint64 seed, jobs;
     double cold_cases, cold_s, snap_cases, snap_s, save_s;
     guint64 cases, duplicates;
+    gint64 wanted;          /* its --cases (fuzz.json), 0: by duration */
+    int complete;           /* fuzz.json says: 1 done, 0 not, -1 unsaid */
+    guint shard_i, shard_n; /* parsed from shard; n 0: unknown */
+    guint64 snap_new;       /* snapshot cases first merged from it */
 } RsResultDir;
 
 typedef struct {
@@ -44,6 +48,7 @@ typedef struct {
     GPtrArray *cases;       /* RsResultCase */
     GHashTable *seen;       /* "sha|seed|index|mode" of the cases merged */
     guint64 total[2], failing[2], duplicates;   /* [cold] */
+    FILE *merged;           /* if set: each case merged, its line as read */
 } RsFuzzResults;
 
 RsFuzzResults *rs_fuzz_results_new(void);
@@ -58,7 +63,11 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(RsFuzzResults, rs_fuzz_results_free)
 gboolean rs_fuzz_results_add_dir(RsFuzzResults *r, const char *dir,
                                  GError **error);
 
-/* Cases per kernel, mode and class. */
+/*
+ * Cases per kernel, mode and class; then, per campaign of --cases split
+ * in shards (same kernel, seed, shard count and --cases), how many of
+ * its cases were merged and which shards are missing or unfinished.
+ */
 void rs_fuzz_results_print(const RsFuzzResults *r, FILE *f);
 
 /* The cases of @k merged, in one mode. */
