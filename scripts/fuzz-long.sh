@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# Long runs of the device library's libFuzzer targets (tests/fuzz/): each
+# target runs a fixed number of inputs, nice'd, JOBS at a time, from its
+# generated seeds and its corpus in $RINGSIDE_CACHE/fuzz/corpus/<target>/
+# (which keeps growing across runs, and which the bounded test-suite run
+# does not share), inputs up to 2 KiB (the bounded run: 4 KiB; shorter
+# programs run faster and reach the same states).  Prints per target: execs, exec/s, coverage (libFuzzer's cov:
+# edges and ft: features of its last status line), the corpus size, the
+# most guest-memory reads one call made, and whether anything was found.
+#
+# Usage: fuzz-long.sh [-n EXECS] [-j JOBS] [TARGET...]
+#   EXECS default 10000000, JOBS default 2, TARGETs default all
+#   (ring, match, l1).  Exit status 1 if any target found something; its
+#   reproducer is $RINGSIDE_CACHE/fuzz/<target>-crash-* (replay it with
+#   $RINGSIDE_CACHE/fuzz/fuzz-<target> FILE).
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+. "$RINGSIDE_ROOT/tests/fuzz/fuzz-lib.sh"
+
+execs=10000000 jobs=2
+while getopts "n:j:" o; do
+    case $o in
+    n) execs=$OPTARG ;;
+    j) jobs=$OPTARG ;;
+    *) die "usage: fuzz-long.sh [-n EXECS] [-j JOBS] [TARGET...]" ;;
+    esac
+done
+shift $((OPTIND - 1))
+targets=("$@")
+[ ${#targets[@]} -gt 0 ] || targets=("${FUZZ_TARGETS[@]}")
+for t in "${targets[@]}"; do
+    [ -n "${FUZZ_LIBS[$t]:-}" ] || die "no fuzz target $t (${FUZZ_TARGETS[*]})"
+done
+command -v clang >/dev/null || die "clang not installed (scripts/install-deps.sh test)"
+
+work=$RINGSIDE_CACHE/fuzz
+mkdir -p "$work"
+for t in "${targets[@]}"; do
+    fuzz_build "$RINGSIDE_ROOT" "$work" "$t" -O2 ||
+        die "fuzz-$t does not build, see $work/build-$t.log"
+    fuzz_seeds "$RINGSIDE_ROOT" "$work/seeds/$t" "$t"
+    mkdir -p "$work/corpus/$t"
+done
+
+run() {
+    local t=$1 t0 t1
+    t0=$(date +%s)
+    (cd "$work" && FUZZ_READ_STATS=1 exec nice -n 10 "./fuzz-$t" \
+        -runs="$execs" -max_len=2048 -print_final_stats=1 \
+        -artifact_prefix="$work/$t-" "corpus/$t" "seeds/$t" \
+        >"fuzz-$t.log" 2>&1)
+    local rc=$?
+    t1=$(date +%s)
+    echo "$((t1 - t0))" >"$work/fuzz-$t.secs"
+    return "$rc"
+}
+
+echo "fuzzing ${targets[*]}, $execs inputs each, $jobs at a time; logs in $work"
+declare -A pid=() rc=()
+running=()
+for t in "${targets[@]}"; do
+    if [ ${#running[@]} -ge "$jobs" ]; then
+        wait "${pid[${running[0]}]}" && rc[${running[0]}]=0 || rc[${running[0]}]=$?
+        running=("${running[@]:1}")
+    fi
+    run "$t" &
+    pid[$t]=$!
+    running+=("$t")
+done
+for t in "${running[@]}"; do
+    wait "${pid[$t]}" && rc[$t]=0 || rc[$t]=$?
+done
+
+status=0
+for t in "${targets[@]}"; do
+    log=$work/fuzz-$t.log
+    reads=$(sed -n 's/^stat::max_reads_per_call: //p' "$log" | tail -n1)
+    line="fuzz-$t: $(fuzz_figures "$log") in $(cat "$work/fuzz-$t.secs") s,"
+    line+=" corpus $(find "$work/corpus/$t" -type f | wc -l),"
+    [ -z "$reads" ] || line+=" max reads per call $reads,"
+    line=${line%,}
+    if [ "${rc[$t]}" -eq 0 ]; then
+        echo "$line: no finding"
+    else
+        echo "$line: FINDING"
+        fuzz_finding "$log" | sed 's/^/    /'
+        status=1
+    fi
+done
+exit "$status"
