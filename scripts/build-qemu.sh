@@ -10,6 +10,9 @@
 # --sanitize builds the same tree with ASan and UBSan into
 # $RINGSIDE_CACHE/qemu/build-sanitize instead (for the qtests: the device
 # reads guest-controlled memory).
+#
+# --prepare only fetches, unpacks and grafts the source tree, and prints
+# its path (for builds with their own configuration, build-qemu-fuzz.sh).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -17,11 +20,12 @@ QDIR=$RINGSIDE_CACHE/qemu
 DL=$QDIR/dl
 SRC=$QDIR/src
 BUILD=$QDIR/build
-SANITIZE=0
+SANITIZE=0 PREPARE=0
 case "${1:-}" in
 --sanitize) SANITIZE=1; BUILD=$QDIR/build-sanitize ;;
+--prepare) PREPARE=1 ;;
 "") ;;
-*) die "usage: build-qemu.sh [--sanitize]" ;;
+*) die "usage: build-qemu.sh [--sanitize|--prepare]" ;;
 esac
 WIRING=$RINGSIDE_ROOT/qemu-fork/wiring.patch
 QTESTS=(ringside-serial-test ringside-verify-test ringside-ext-test
@@ -103,6 +107,11 @@ cat "$SRC/hw/char/trace-events.qemu" "$RINGSIDE_ROOT/hw/char/trace-events" \
 install_if_changed "$QDIR/trace-events.new" "$SRC/hw/char/trace-events" &&
     changed=$((changed + 1))
 stage_end "$changed changed"
+if [ "$PREPARE" = 1 ]; then
+    stage_summary
+    echo "$SRC"
+    exit 0
+fi
 
 stage_begin configure
 cfg_stamp=$(printf '%s\n' "$stamp" "${CONFIGURE_ARGS[@]}" | sha256sum | cut -c1-16)
