@@ -10,7 +10,8 @@ build_pkgs=(build-essential pkg-config ninja-build meson ccache bc python3
     flex bison libelf-dev libssl-dev cpio gzip xz-utils
     linux-source-6.1 seabios qemu-system-data ipxe-qemu)
 test_pkgs=(clang libclang-rt-14-dev crash makedumpfile chromium
-    libvirt-daemon libvirt-daemon-driver-qemu libvirt-clients)
+    libvirt-daemon libvirt-daemon-driver-qemu libvirt-clients
+    slurmctld slurmd slurm-client munge)
 
 want=("${build_pkgs[@]}")
 [ "${1:-build}" = test ] && want+=("${test_pkgs[@]}")
