@@ -308,6 +308,9 @@ static void run_phase(Fuzz *f, gboolean cold, guint64 limit_k)
                 (f->max_cases ? f->max_cases : G_MAXUINT64); k++) {
         f->todo += !rs_campaign_is_done(&f->camp, cold, index);
     }
+    if (!f->todo && (cold || f->max_cases)) {
+        return;                 /* all recorded by earlier runs */
+    }
     f->phase_t0 = g_get_monotonic_time();
     tick = g_timeout_add(500, progress_tick, f);
     rs_fuzz_run(&f->env, next_case, case_done, f);
