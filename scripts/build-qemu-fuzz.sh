@@ -20,7 +20,9 @@ command -v clang >/dev/null && command -v clang++ >/dev/null ||
     die "clang not installed (scripts/install-deps.sh test)"
 
 # fetch, unpack and graft exactly as the main build does
-SRC=$("$RINGSIDE_ROOT/scripts/build-qemu.sh" --prepare | tail -n1)
+prep=$("$RINGSIDE_ROOT/scripts/build-qemu.sh" --prepare)
+sed '$d' <<<"$prep"             # its stage times
+SRC=$(tail -n1 <<<"$prep")
 [ -f "$SRC/configure" ] || die "build-qemu.sh --prepare gave no source tree"
 
 # --enable-fuzzing instruments hw/ for libFuzzer (coverage is limited to
