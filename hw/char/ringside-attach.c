@@ -66,6 +66,15 @@ static const char *const cost_kind_names[RS_COST_KINDS] = {
     [RS_COST_TICK] = "tick",
 };
 
+/* CPU time of this thread: the host time the work took, not preemption */
+static int64_t attach_thread_cpu_ns(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return ts.tv_sec * NANOSECONDS_PER_SECOND + ts.tv_nsec;
+}
+
 void ringside_cost_begin(RingsideSerialState *s, int kind)
 {
     uint64_t reads;
@@ -77,6 +86,7 @@ void ringside_cost_begin(RingsideSerialState *s, int kind)
     s->cost_kind = kind;
     rs_budget_set(&s->budget, reads, reads * RS_BUDGET_BYTES_PER_READ);
     s->cost_start = get_clock();
+    s->cost_start_cpu = attach_thread_cpu_ns();
 }
 
 void ringside_cost_end(RingsideSerialState *s)
@@ -90,6 +100,8 @@ void ringside_cost_end(RingsideSerialState *s)
     }
     ns = get_clock() - s->cost_start;
     s->cost_max_ns[k] = MAX(s->cost_max_ns[k], ns);
+    s->cost_max_cpu_ns[k] = MAX(s->cost_max_cpu_ns[k],
+                                attach_thread_cpu_ns() - s->cost_start_cpu);
     s->cost_max_reads[k] = MAX(s->cost_max_reads[k], s->budget.spent_reads);
     if (s->budget.out) {
         s->budget_out[k]++;
@@ -112,12 +124,16 @@ void ringside_cost_add_props(Object *obj)
                                               cost_kind_names[k]);
         g_autofree char *rd = g_strdup_printf("cost-max-%s-reads",
                                               cost_kind_names[k]);
+        g_autofree char *cpu = g_strdup_printf("cost-max-%s-cpu-ns",
+                                               cost_kind_names[k]);
         g_autofree char *out = g_strdup_printf("budget-out-%s",
                                                cost_kind_names[k]);
 
         object_property_add_uint64_ptr(obj, ns, &s->cost_max_ns[k],
                                        OBJ_PROP_FLAG_READ);
         object_property_add_uint64_ptr(obj, rd, &s->cost_max_reads[k],
+                                       OBJ_PROP_FLAG_READ);
+        object_property_add_uint64_ptr(obj, cpu, &s->cost_max_cpu_ns[k],
                                        OBJ_PROP_FLAG_READ);
         object_property_add_uint64_ptr(obj, out, &s->budget_out[k],
                                        OBJ_PROP_FLAG_READ);
@@ -296,6 +312,17 @@ static void attach_from_text(RingsideSerialState *s, const char *text,
                            s->ring.data_size, next);
     ringside_verify_attached(s, resumed);
     ringside_ext_ring(s, &s->ring);
+}
+
+/*
+ * When the probe timer runs next: every RING_PROBE_NS while looking for a
+ * ring or replaying the lines from before it, else every RING_CHECK_NS.
+ */
+static int64_t attach_next_ns(RingsideSerialState *s)
+{
+    return s->ring_state == RS_RING_ATTACHED &&
+           !rs_match_replay_pending(&s->match) ? RING_CHECK_NS
+                                               : RING_PROBE_NS;
 }
 
 /* Read the note at gpa (at most size bytes); its text goes to text. */
@@ -591,8 +618,10 @@ static void attach_probe_tick(RingsideSerialState *s)
     /* Attached: a kexec'd kernel (no reset) writes a note of its own. */
     if (s->ring_state == RS_RING_ATTACHED) {
         if (ringside_attach_note_unchanged(s)) {
+            /* lines from before the ring the last budget did not cover */
+            rs_match_replay(&s->match);
             timer_mod(s->ring_timer, qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL) +
-                      RING_CHECK_NS);
+                      attach_next_ns(s));
         } else {
             rs_match_detach(&s->match);
             ringside_attach_restart(s, "note changed");
@@ -618,8 +647,7 @@ static void attach_probe_tick(RingsideSerialState *s)
         attach_from_text(s, text, len, via, note_gpa, false);
     }
     timer_mod(s->ring_timer, qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL) +
-              (s->ring_state == RS_RING_ATTACHED ? RING_CHECK_NS
-                                                 : RING_PROBE_NS));
+              attach_next_ns(s));
 }
 
 static void attach_probe(void *opaque)
@@ -721,8 +749,7 @@ void ringside_attach_announced(RingsideSerialState *s)
      */
     timer_mod_anticipate(s->ring_timer,
                          qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL) +
-                         (s->ring_state == RS_RING_ATTACHED ? RING_CHECK_NS
-                                                            : RING_PROBE_NS));
+                         attach_next_ns(s));
 }
 
 void ringside_attach_reset(RingsideSerialState *s)

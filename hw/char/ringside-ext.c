@@ -298,13 +298,13 @@ void ringside_ext_finish(RingsideSerialState *s)
         ",\"cut\":%" PRIu64 ",\"damaged\":%" PRIu64 ",\"dropped\":%" PRIu64
         ",\"filtered\":%" PRIu64 ",\"duplicate\":%" PRIu64 "},"
         "\"takeovers\":%" PRIu64 ",\"unattributed\":%" PRIu64
-        ",\"user\":%" PRIu64 "}\n",
+        ",\"user\":%" PRIu64 ",\"under_budget\":%" PRIu64 "}\n",
         RINGSIDE_EVENTS_VERSION, b[RS_B_OK], b[RS_B_TORN], b[RS_B_CUT],
         b[RS_B_CORRUPT], b[RS_B_NOTICE], b[RS_B_OVERWRITTEN], b[RS_B_BOGUS],
         b[RS_B_UNCHECKED], r[RS_R_DELIVERED], r[RS_R_MISSING], r[RS_R_CUT],
         r[RS_R_DAMAGED], r[RS_R_DROPPED], r[RS_R_FILTERED],
         r[RS_R_DUPLICATE], s->l1.takeovers, s->l1.unattributed,
-        s->l1.user_lines);
+        s->l1.user_lines, s->l1.under_budget);
 }
 
 void ringside_ext_reset(RingsideSerialState *s)
@@ -376,6 +376,8 @@ void ringside_ext_add_props(Object *obj)
                                    OBJ_PROP_FLAG_READ);
     object_property_add_uint64_ptr(obj, "l1-unattributed",
                                    &s->l1.unattributed, OBJ_PROP_FLAG_READ);
+    object_property_add_uint64_ptr(obj, "l1-under-budget",
+                                   &s->l1.under_budget, OBJ_PROP_FLAG_READ);
     object_property_add_uint64_ptr(obj, "l1-user", &s->l1.user_lines,
                                    OBJ_PROP_FLAG_READ);
     object_property_add_bool(obj, "announced", ext_get_announced, NULL);

@@ -186,11 +186,18 @@ static void judge_skipped_one(rs_l1 *l, run *r, uint64_t seq, uint64_t first)
     rs_l1_record_verdict v;
     int level = -1;
     int kind = partial_of(l, seq);
+    rs_rec_status st = RS_REC_GONE;
 
+    if (kind < 0 && seq >= first) {
+        st = rs_ring_read_settled(l->ring, seq, &rec, NULL, 0);
+        if (rs_ring_budget_out(l->ring)) {
+            l->under_budget++;  /* not read: not judged, nobody blamed */
+            return;
+        }
+    }
     if (kind >= 0) {
         v = kind;
-    } else if (seq < first ||
-               text_gone(rs_ring_read_settled(l->ring, seq, &rec, NULL, 0))) {
+    } else if (seq < first || text_gone(st)) {
         /*
          * Overwritten before this judgement.  Unless the kernel owned up
          * to dropping it, its console went past it while it was there (a
@@ -252,6 +259,12 @@ static void judge_skipped(rs_l1 *l, uint64_t from, uint64_t to)
     }
     /* Still there: read for their level, up to the budget. */
     for (n = 0; seq < to && n < RS_L1_SKIP_READS; seq++, n++) {
+        if (rs_ring_budget_out(l->ring)) {
+            /* the reader's budget is spent: the rest are not judged */
+            l->under_budget += to - seq;
+            seq = to;
+            break;
+        }
         judge_skipped_one(l, &r, seq, first);
     }
     /* Beyond the read budget: the kernel's word, then missing, unread. */
@@ -407,6 +420,9 @@ static void judge_frame(rs_l1 *l, int cpu, rs_l1_frame *f, bool open)
             level = rec.level;
             rflags = rec.flags;
             compare(l, f, &rec, &bi);
+        } else if (rs_ring_budget_out(l->ring)) {
+            bi.verdict = RS_B_UNCHECKED;    /* not read: not judged */
+            l->under_budget++;
         } else if (text_gone(st) ||
                    (st == RS_REC_NOT_YET &&
                     rs_ring_next_seq(l->ring, &head) == RS_OK &&

@@ -142,6 +142,11 @@ typedef struct rs_l1 {
      * (a line ends at '\n', or where a bracket begins after a prompt).
      */
     uint64_t user_lines;
+    /*
+     * Brackets judged UNCHECKED and skipped records not judged because
+     * the reader's budget ran out (rs_vm.budget).  Not migrated.
+     */
+    uint64_t under_budget;
     bool user_open;             /* a user space line is under way */
 } rs_l1;
 

@@ -171,10 +171,16 @@ static rs_rec_status rd(rs_match *m, uint64_t seq, rs_record *rec,
         return RS_REC_BAD;
     }
     st = rs_ring_read_settled(m->ring, seq, rec, text, cap);
-    if (st == RS_REC_BAD) {
+    if (st == RS_REC_BAD && !rs_ring_budget_out(m->ring)) {
         distrust(m, rec->reason);
     }
     return st;
+}
+
+/* Did the reader's budget run out?  Then failed reads blame nobody. */
+static bool short_of_budget(const rs_match *m)
+{
+    return m->ring && rs_ring_budget_out(m->ring);
 }
 
 static rs_rec_status get_cand(rs_match *m, uint64_t seq, unsigned flags,
@@ -364,6 +370,10 @@ static uint8_t skipped_class(rs_match *m, uint64_t seq, bool read)
 
     if (read) {
         st = rd(m, seq, &rec, NULL, 0);
+        if (short_of_budget(m)) {
+            m->under_budget++;  /* not read: not judged, nobody blamed */
+            return W_NONE;
+        }
         if (st == RS_REC_OK || st == RS_REC_NODATA) {
             level = rec.level;
             if (filtered(m, level, rec.flags, seq)) {
@@ -448,6 +458,14 @@ static void advance(rs_match *m, uint64_t seq)
     }
     while (m->cursor < seq) {
         if (!m->ring) {
+            m->cursor = seq;
+            return;
+        }
+        if (short_of_budget(m)) {
+            /* the rest are not read, so not judged: counted, unblamed */
+            expire_all(m);
+            memset(m->window, 0, sizeof(m->window));
+            m->under_budget += seq - m->cursor;
             m->cursor = seq;
             return;
         }
@@ -868,17 +886,21 @@ static bool torn(rs_match *m, const line *l, unsigned flags, const cand *x,
     const uint8_t *xb = m->resid_len ? m->resid : (const uint8_t *)x->out;
     uint32_t xn = m->resid_len ? m->resid_len : x->l1;
     uint64_t xseq = m->resid_len ? m->resid_seq : x->seq;
-    int ny = 0, i;
+    int ny = 0, i, looked = 0;
     uint32_t p, xu, yu;
 
     if (!m->resid_len && !have_x) {
         return false;
     }
-    for (p = 1; p < l->n && ny < EMBED_MAX && m->ring; p++) {
+    /* every timestamp looked up counts, found or not: EMBED_MAX searches */
+    for (p = 1; p < l->n && looked < EMBED_MAX && m->ring; p++) {
         uint64_t us;
 
-        if (l->b[p] == '[' && parse_ts(l->b + p, l->n - p, &us) &&
-            find_by_ts(m, us, seqs, 1) == 1 &&
+        if (l->b[p] != '[' || !parse_ts(l->b + p, l->n - p, &us)) {
+            continue;
+        }
+        looked++;
+        if (find_by_ts(m, us, seqs, 1) == 1 &&
             get_cand(m, seqs[0], flags, &ys[ny]) == RS_REC_OK) {
             ny++;
         }
@@ -1098,6 +1120,10 @@ static void judge_line(rs_match *m, line *l)
      * line follows its bytes, or records interleaved byte by byte (their
      * prefixes too), or a damaged copy of a record.
      */
+    if (lacks_prefix(m, l) && l->n == 0) {
+        v = RS_V_USER;          /* an empty line: no record prints that */
+        goto out;
+    }
     if (lacks_prefix(m, l)) {
         uint32_t q = l->split ? 0 : kernel_start(m, l);
         line as_kernel = *l;
@@ -1118,6 +1144,19 @@ static void judge_line(rs_match *m, line *l)
         goto out;
     }
 
+    /*
+     * An empty line is a record's only if it is the one the console is
+     * at (an empty text, printed without a prefix): one read, not the
+     * thousands every search below would make for it.
+     */
+    if (l->n == 0) {
+        if (m->started && cand_is(m, m->cursor, l, &c)) {
+            v = take(m, l, &c, &vi);
+        } else {
+            v = RS_V_USER;
+        }
+        goto out;
+    }
     have_e = expected(m, l, &e, &hit);
     if (hit) {
         v = take(m, l, &e, &vi);
@@ -1262,6 +1301,19 @@ static void judge_line(rs_match *m, line *l)
     }
 
 out:
+    if (short_of_budget(m) && v != RS_V_OK && v != RS_V_USER &&
+        v != RS_V_UNCHECKED) {
+        /*
+         * The reads it took ran out of budget: what it was judged is not
+         * known, and it is not held against the kernel.
+         */
+        if (v == RS_V_UNMATCHED && m->unmatched_run) {
+            m->unmatched_run--;
+        }
+        v = RS_V_UNCHECKED;
+        vi.under_budget = true;
+        m->under_budget++;
+    }
     if (!m->ring) {
         v = RS_V_UNCHECKED;
     } else if (v == RS_V_USER) {
@@ -1334,6 +1386,12 @@ static void backlog_put(rs_match *m, const line *l)
     m->backlog_len += need;
 }
 
+/*
+ * Judge the lines kept before the ring was found, oldest first, for as
+ * long as the reader's budget lasts: what is left stays, in order, for
+ * rs_match_replay() on a later tick (lines written meanwhile queue up
+ * behind it).  Without a ring they are all judged UNCHECKED at once.
+ */
 static void backlog_replay(rs_match *m)
 {
     uint32_t off = 0, n;
@@ -1342,9 +1400,13 @@ static void backlog_replay(rs_match *m)
     while (off + BL_HDR <= m->backlog_len) {
         line l;
 
+        if (short_of_budget(m)) {
+            break;
+        }
         memset(&l, 0, sizeof(l));
         memcpy(&n, m->backlog + off, 4);
         if (n > m->backlog_len - off - BL_HDR) {
+            off = m->backlog_len;
             break;              /* cannot happen unless migrated badly */
         }
         memcpy(&l.first, m->backlog + off + 4, 8);
@@ -1357,7 +1419,19 @@ static void backlog_replay(rs_match *m)
         off += BL_HDR + n;
     }
     m->replaying = false;
-    m->backlog_len = 0;
+    if (off >= m->backlog_len) {
+        m->backlog_len = 0;
+    } else {
+        memmove(m->backlog, m->backlog + off, m->backlog_len - off);
+        m->backlog_len -= off;
+    }
+}
+
+void rs_match_replay(rs_match *m)
+{
+    if (rs_match_replay_pending(m)) {
+        backlog_replay(m);
+    }
 }
 
 static void line_done(rs_match *m, uint64_t last, int64_t vt, bool partial)
@@ -1378,8 +1452,8 @@ static void line_done(rs_match *m, uint64_t last, int64_t vt, bool partial)
         line_info(&l, &vi);
         release_held(m, false);
         report(m, m->ring ? RS_V_UNMATCHED : RS_V_UNCHECKED, &vi);
-    } else if (!m->ring && !partial) {
-        backlog_put(m, &l);
+    } else if ((!m->ring || m->backlog_len) && !partial) {
+        backlog_put(m, &l);     /* behind the lines not replayed yet */
     } else {
         judge(m, &l);
     }
@@ -1479,6 +1553,7 @@ void rs_match_finish(rs_match *m, int64_t vt)
         backlog_replay(m);      /* judged UNCHECKED: no ring ever came */
         return;
     }
+    backlog_replay(m);          /* what the budget leaves stays */
     if (!m->started) {
         return;
     }

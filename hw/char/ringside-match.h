@@ -78,6 +78,7 @@ typedef struct rs_verdict_info {
     uint64_t count;             /* NOTICE: N; MISSING: records (>= 1) */
     int level;                  /* records: level (-1: unread) */
     bool by_user;               /* TORN: user space's bytes tore it */
+    bool under_budget;          /* UNCHECKED: the reads ran out of budget */
     uint32_t user_at, user_len; /* by_user: those bytes, from the line's
                                  * first */
 } rs_verdict_info;
@@ -140,6 +141,12 @@ typedef struct rs_match {
     uint64_t counts[RS_V_COUNT];
     uint64_t hist[RS_MATCH_HIST];
     bool replaying;             /* not migrated: never across a callback */
+    /*
+     * Lines and records not judged because the reader's budget ran out
+     * (rs_vm.budget): the lines are UNCHECKED with under_budget set, the
+     * records are not judged.  Not migrated.
+     */
+    uint64_t under_budget;
     bool have_offset;
     int64_t clock_offset;       /* guest clock zero on the virtual clock */
     int64_t lat_min, lat_max;
@@ -152,6 +159,16 @@ void rs_match_init(rs_match *m, int loglevel, rs_report_fn report,
 
 /* Start checking against ring (kept by pointer), replaying the backlog. */
 void rs_match_attach(rs_match *m, const rs_ring *ring);
+/*
+ * Lines kept before the ring was found and not judged yet: the replay
+ * stops when the reader's budget runs out (rs_vm.budget) and goes on with
+ * rs_match_replay(), say on the next timer tick.
+ */
+static inline bool rs_match_replay_pending(const rs_match *m)
+{
+    return m->ring && m->backlog_len;
+}
+void rs_match_replay(rs_match *m);
 /* Stop checking: later lines are kept in the backlog again. */
 void rs_match_detach(rs_match *m);
 /* Check against ring again where the migrated state says we were. */

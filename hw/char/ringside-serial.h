@@ -124,8 +124,9 @@ struct RingsideSerialState {
     rs_budget budget;
     int cost_depth;
     int cost_kind;
-    int64_t cost_start;
-    uint64_t cost_max_ns[RS_COST_KINDS];
+    int64_t cost_start, cost_start_cpu;
+    uint64_t cost_max_ns[RS_COST_KINDS];        /* wall */
+    uint64_t cost_max_cpu_ns[RS_COST_KINDS];    /* this thread's CPU */
     uint64_t cost_max_reads[RS_COST_KINDS];
     uint64_t budget_out[RS_COST_KINDS];     /* actions that spent it all */
 

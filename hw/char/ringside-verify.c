@@ -80,6 +80,9 @@ static void verify_report(void *opaque, const rs_verdict_info *vi)
         n += snprintf(extra + n, sizeof(extra) - n, ",\"seq\":%" PRIu64,
                       vi->seq);
     }
+    if (vi->under_budget) {
+        n += snprintf(extra + n, sizeof(extra) - n, ",\"budget\":1");
+    }
     switch (vi->verdict) {
     case RS_V_OK:
         if (vi->has_ts) {
@@ -191,7 +194,8 @@ static void verify_summary(RingsideSerialState *s, const char *reason)
         ",\"dropped\":%" PRIu64 "},"
         "\"lat\":{\"n\":%" PRIu64 ",\"min\":%" PRId64 ",\"p50\":%" PRId64
         ",\"p99\":%" PRId64 ",\"max\":%" PRId64 ",\"negative\":%" PRIu64
-        ",\"clock_offset\":%" PRId64 "},\"prefix\":%d}\n",
+        ",\"clock_offset\":%" PRId64 "},\"prefix\":%d,"
+        "\"under_budget\":%" PRIu64 "}\n",
         RINGSIDE_EVENTS_VERSION, reason,
         ringside_ring_state_names[s->ring_state],
         c[RS_V_OK], c[RS_V_CORRUPT], c[RS_V_TORN], c[RS_V_DUPLICATE],
@@ -201,7 +205,8 @@ static void verify_summary(RingsideSerialState *s, const char *reason)
         c[RS_V_FILTERED],
         c[RS_V_DROPPED], lat.n, lat.min, lat.p50, lat.p99, lat.max,
         lat.negative, lat.clock_offset,
-        s->match.have_fmt ? s->match.fmt_flags : -1);
+        s->match.have_fmt ? s->match.fmt_flags : -1,
+        s->match.under_budget);
     s->verify_dirty = false;
 }
 
@@ -307,6 +312,10 @@ void ringside_verify_add_props(Object *obj)
         object_property_add(obj, name, "uint64", verify_get_latency, NULL,
                             NULL, (void *)lat[i]);
     }
+    /* lines and records not judged for want of read budget */
+    object_property_add_uint64_ptr(obj, "under-budget",
+                                   &s->match.under_budget,
+                                   OBJ_PROP_FLAG_READ);
 }
 
 static bool verify_needed(void *opaque)
