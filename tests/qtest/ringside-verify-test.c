@@ -916,6 +916,219 @@ static void test_migrate(void)
     fixture_stop(&f);
 }
 
+/* ---- hostile guests: bounded work, reported, never blamed (issue 18) ---- */
+
+#define HOSTILE_PA      0x1000000ull
+#define HOSTILE_PAGES   2048
+#define FAR_NOTE_PA     0x5000000ull
+
+/* A page that passes the note header check and whose 4 KiB of text parse
+ * to the end before failing (no OSRELEASE). */
+static void put_hostile_pages(QTestState *qts, uint64_t pa, unsigned pages)
+{
+    g_autofree uint8_t *buf = g_malloc0((size_t)pages * 4096);
+    GString *t = g_string_new("");
+    unsigned i;
+
+    for (i = 0; t->len < 4096 - 64; i++) {
+        g_string_append_printf(t, "OFFSET(printk_ringbuffer.nokey_%06u)=%u\n",
+                               i, i);
+    }
+    for (i = 0; i < pages; i++) {
+        uint8_t *p = buf + (size_t)i * 4096;
+
+        p[0] = 11;
+        stl_le_p(p + 4, 4096 - 24);
+        memcpy(p + 12, "VMCOREINFO", 11);
+        memcpy(p + 24, t->str, MIN(t->len, 4096 - 24));
+    }
+    qtest_bufwrite(qts, pa, buf, (size_t)pages * 4096);
+    g_string_free(t, true);
+}
+
+/*
+ * Finding 4: 8 MiB of note-like pages before the real note.  Each tick
+ * reads at most its budget and the scan resumes where it stopped: the
+ * ticks run out of budget, say so, and the note is still found.
+ */
+static void test_hostile_scan(void)
+{
+    g_autofree char *text = vmcoreinfo_61(START_KERNEL_MAP + PRB_PTR_PA);
+    g_autofree char *st = NULL;
+    Fixture f = { 0 };
+    int i;
+
+    fixture_start_opts(&f, EVENTS_FILE, "");
+    put_prb(f.qts, 8, 16);
+    put_hostile_pages(f.qts, HOSTILE_PA, HOSTILE_PAGES);
+    put_note(f.qts, FAR_NOTE_PA, text);
+    qtest_clock_step(f.qts, 100 * 1000 * 1000);
+    g_assert_cmpuint(rs_counter(f.qts, "scan-deferred"), >=, 1);
+    g_assert_cmpuint(rs_counter(f.qts, "budget-out-tick"), >=, 1);
+    g_assert_cmpuint(rs_counter(f.qts, "cost-max-tick-reads"), <=, 8192);
+    for (i = 0; i < 60; i++) {
+        qtest_clock_step(f.qts, 100 * 1000 * 1000);
+    }
+    st = ring_state(f.qts);
+    g_assert_cmpstr(st, ==, "attached");
+    fixture_stop(&f);
+}
+
+/*
+ * Finding 5: a line whose judgement needs more reads than an access may
+ * make is "unchecked" with "budget":1, the ring stays trusted and nothing
+ * is unmatched.
+ */
+static void test_hostile_line_budget(void)
+{
+    g_autofree char *st = NULL;
+    g_autoptr(QDict) e = NULL;
+    Fixture f = { 0 };
+    Ring r;
+    int i;
+
+    start_attached(&f, &r, ",read-budget=16");
+    for (i = 0; i < 40; i++) {
+        ring_push(&r, "a record");
+    }
+    attach_now(&f);
+    uart_puts(f.qts, "[    0.001000] ");
+    for (i = 0; i < 90; i++) {
+        uart_puts(f.qts, "[    9.999999]");
+    }
+    uart_puts(f.qts, "\r\n");
+    g_assert_cmpuint(rs_counter(f.qts, "under-budget"), >=, 1);
+    g_assert_cmpuint(rs_counter(f.qts, "verdict-unmatched"), ==, 0);
+    g_assert_cmpuint(rs_counter(f.qts, "budget-out-access"), >=, 1);
+    st = ring_state(f.qts);
+    g_assert_cmpstr(st, ==, "attached");
+    e = line_event(&f, 0);
+    g_assert_cmpstr(qdict_get_str(e, "verdict"), ==, "unchecked");
+    g_assert_cmpint(qdict_get_int(e, "budget"), ==, 1);
+    fixture_stop(&f);
+}
+
+/*
+ * Finding 5: the lines from before the ring are replayed a tick's budget
+ * at a time, not in one callback, and all of them are judged in the end.
+ */
+static uint64_t judged(QTestState *qts)
+{
+    return rs_counter(qts, "verdict-ok") + rs_counter(qts, "under-budget");
+}
+
+static void test_hostile_replay(void)
+{
+    g_autofree char *text = vmcoreinfo_61(START_KERNEL_MAP + PRB_PTR_PA);
+    Fixture f = { 0 };
+    Ring r;
+    int i;
+
+    fixture_start_opts(&f, EVENTS_FILE, ",tick-read-budget=1024");
+    put_prb(f.qts, 8, 16);
+    memset(&r, 0, sizeof(r));
+    r.qts = f.qts;
+    r.count_bits = 8;
+    r.size_bits = 16;
+    for (i = 0; i < 200; i++) {
+        g_autofree char *t = g_strdup_printf("early %d", i);
+
+        ring_push(&r, t);
+        print_rec(f.qts, i, t);
+    }
+    put_note(f.qts, NOTE_PA, text);
+    for (i = 0; i < 100 && strcmp(ring_state(f.qts), "attached"); i++) {
+        qtest_clock_step(f.qts, 100 * 1000 * 1000);
+    }
+    g_assert_cmpuint(judged(f.qts), <, 200);      /* not in one callback */
+    for (i = 0; i < 100 && judged(f.qts) < 200; i++) {
+        qtest_clock_step(f.qts, 100 * 1000 * 1000);
+    }
+    g_assert_cmpuint(judged(f.qts), ==, 200);
+    g_assert_cmpuint(rs_counter(f.qts, "verdict-ok"), >, 150);
+    g_assert_cmpuint(rs_counter(f.qts, "verdict-unmatched"), ==, 0);
+    g_assert_cmpuint(rs_counter(f.qts, "cost-max-tick-reads"), <=, 1024);
+    fixture_stop(&f);
+}
+
+/*
+ * Finding 6: a note announced in device memory (the HPET's registers) is
+ * never read: the device reads RAM only, not MMIO and not RAM devices
+ * (this machine has no RAM-device region to point at: no VFIO device,
+ * vhost-user or TPM in this build).
+ */
+static void test_hostile_device_memory(void)
+{
+    g_autofree char *st = NULL;
+    Fixture f = { 0 };
+    uint64_t note = 0xfed00000ull;
+
+    fixture_start_opts(&f, EVENTS_FILE, "");
+    qtest_outl(f.qts, 0x4f0 + 8, note >> 32);
+    qtest_outl(f.qts, 0x4f0 + 8, (uint32_t)note);
+    qtest_outl(f.qts, 0x4f0 + 12, 1 | 1 << 8);
+    qtest_clock_step(f.qts, ATTACH_NS);
+    st = ring_state(f.qts);
+    g_assert_cmpstr(st, ==, "none");
+    fixture_stop(&f);
+}
+
+/*
+ * Finding 7: an events backend that polls writable and takes nothing
+ * (/dev/full) is retried with back-off, not in a loop: a second of idling
+ * makes a few writes, not thousands.
+ */
+static void test_hostile_events_full(void)
+{
+    QTestState *qts = qtest_init("-nodefaults -machine pc "
+                                 "-chardev null,id=con "
+                                 "-chardev file,id=ev,path=/dev/full "
+                                 "-device ringside-serial,id=rs,chardev=con,"
+                                 "events=ev,ring=off");
+    uint64_t tries;
+    int i;
+
+    for (i = 0; i < 100; i++) {
+        uart_put(qts, 'x');
+    }
+    g_usleep(1000 * 1000);
+    tries = rs_counter(qts, "events-write-tries");
+    g_assert_cmpuint(tries, <, 200);
+    g_assert_cmpuint(rs_counter(qts, "events-write-fails"), >=, 1);
+    qtest_quit(qts);
+}
+
+/*
+ * Finding 9: a guest repeating an error logs it once per 10 s with
+ * -d guest_errors, and counts every one.
+ */
+static void test_hostile_log_flood(void)
+{
+    g_autofree char *dir = g_dir_make_tmp("ringside-qtest-XXXXXX", NULL);
+    g_autofree char *log = g_build_filename(dir, "log", NULL);
+    g_autofree char *text = NULL;
+    QTestState *qts;
+    const char *p;
+    int i, lines = 0;
+
+    qts = qtest_initf("-nodefaults -machine pc -d guest_errors -D %s "
+                      "-chardev null,id=con "
+                      "-device ringside-serial,id=rs,chardev=con", log);
+    for (i = 0; i < 1000; i++) {
+        qtest_outl(qts, 0x4f0 + 12, 0x77);
+    }
+    g_assert_cmpuint(rs_counter(qts, "guest-errors"), ==, 1000);
+    g_assert_cmpuint(rs_counter(qts, "guest-errors-logged"), ==, 1);
+    qtest_quit(qts);
+    text = read_file(log);
+    for (p = text; (p = strstr(p, "unknown extension command")); p++) {
+        lines++;
+    }
+    g_assert_cmpint(lines, ==, 1);
+    unlink(log);
+    rmdir(dir);
+}
+
 int main(int argc, char **argv)
 {
     static const struct {
@@ -970,5 +1183,15 @@ int main(int argc, char **argv)
     }
     qtest_add_func("/ringside-verify/new-kernel", test_new_kernel);
     qtest_add_func("/ringside-verify/migrate", test_migrate);
+    qtest_add_func("/ringside-verify/hostile/scan", test_hostile_scan);
+    qtest_add_func("/ringside-verify/hostile/line-budget",
+                   test_hostile_line_budget);
+    qtest_add_func("/ringside-verify/hostile/replay", test_hostile_replay);
+    qtest_add_func("/ringside-verify/hostile/device-memory",
+                   test_hostile_device_memory);
+    qtest_add_func("/ringside-verify/hostile/events-full",
+                   test_hostile_events_full);
+    qtest_add_func("/ringside-verify/hostile/log-flood",
+                   test_hostile_log_flood);
     return g_test_run();
 }
