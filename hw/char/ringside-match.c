@@ -1073,7 +1073,7 @@ static void judge_line(rs_match *m, line *l)
 {
     rs_verdict_info vi;
     rs_verdict v = RS_V_UNMATCHED;
-    uint64_t seqs[TS_CANDS], count;
+    uint64_t seqs[TS_CANDS];
     cand c, e;
     bool have_e = false, hit, textless = false, was_in_rec = m->in_rec;
     unsigned flags;
