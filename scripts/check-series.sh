@@ -13,6 +13,9 @@
 # the whole series is what the project kernel's build left in ccache, and
 # a walk that starts where the last one ended moves no patch twice.
 #
+# Then every patch must pass the tree's own scripts/checkpatch.pl --strict
+# with no error, warning or check.
+#
 # Output: one line per prefix; exit 1 at the first prefix that fails.
 # Once every prefix has built, nothing is rebuilt until the series, a
 # patch, the config fragment, the tarball or the build script changes.
@@ -50,4 +53,19 @@ for ((i = n; i >= 1; i--)); do
 	"$RINGSIDE_ROOT/scripts/build-kernel.sh" --kernel-version "$kver" --prefix "$i" ||
 		die "$kver: patches 1-$i of $n do not build"
 done
+# checkpatch.pl from the tree the walk used, run inside it (it reads the
+# tree's MAINTAINERS, spelling and const-struct lists).
+tree=$RINGSIDE_CACHE/linux-series$sfx
+bad=0
+for p in $(sed -e 's/#.*//' "$gk/patches/series" | awk 'NF { print $1 }'); do
+	if out=$(cd "$tree" && perl scripts/checkpatch.pl --strict --quiet --showfile \
+		"$gk/patches/$p" 2>/dev/null); then
+		echo "$prog: $kver: $p: checkpatch --strict clean"
+	else
+		printf '%s\n' "$out" >&2
+		echo "$prog: $kver: $p: checkpatch --strict found problems" >&2
+		bad=1
+	fi
+done
+[ $bad = 0 ] || die "$kver: checkpatch --strict is not clean on every patch"
 printf '%s\n' "$key" >"$stamp"
