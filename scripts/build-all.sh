@@ -31,6 +31,10 @@ for t in qemu-fork guest-kernel guest-initramfs; do
     stage_end
 done
 if [ "${1:-build}" = test ]; then
+    # The 6.12 series' kernel (boot-panic-paths-6.12); main.sh boots 6.1.
+    stage_begin guest-kernel-6.12
+    "$RINGSIDE_ROOT/scripts/build-kernel.sh" --kernel-version 6.12 >/dev/null
+    stage_end
     stage_begin stock-kernel
     "$RINGSIDE_ROOT/scripts/fetch-stock-kernel.sh" --dbg >/dev/null
     stage_end
