@@ -22,8 +22,18 @@ verdicts, exact by seq:
   l1-missing records the console went past that never reached the wire
   l1-cut     records of which only a prefix ever reached the wire
   takeovers  records another CPU took over while one was printing them
-Usage: panic_table.py [--cases a,b] [--kernels patched,baseline,stock,rt]
-                      [--pace off|line] [--storm N] [--markdown]
+  to-last    ms of guest time from panic() (the panic record's stamp, on
+             the device's clock) to the last byte on the wire; "-" when
+             the panic record never arrived
+Usage: panic_table.py [--set 6.1|6.12] [--cases a,b] [--kernels K,K]
+                      [--smp 2,4] [--pace off|line] [--storm N] [--markdown]
+  --set 6.1   (default) patched, baseline, stock, rt on 2 vCPUs
+  --set 6.12  today's kernels, on 2 and 4 vCPUs:
+    ringside-6.12  the 6.12 series' kernel: the 8250 as an nbcon console,
+                   with the handshake (build-kernel.sh --kernel-version 6.12)
+    stock-6.12     Debian's linux-image-6.12.*+deb12-amd64 (legacy 8250)
+    rt-6.12        Debian's linux-image-6.12.*+deb12-rt-amd64 (upstream's
+                   nbcon 8250, from the RT patch set)
 """
 import json
 import os
@@ -34,14 +44,39 @@ import tempfile
 
 from comparison import arg, kernels, ringside
 
+SETS = {"6.1": ("patched,baseline,stock,rt", "2"),
+        "6.12": ("ringside-6.12,stock-6.12,rt-6.12", "2,4")}
+
 CASES = ["panic-task", "panic-softirq", "panic-hardirq", "panic-nmi",
          "port-lock", "nested-oops", "pending-panic", "warn-storm",
          "stress-panic"]
 
 
-def run(kernel, case, pace, storm, out):
+def to_last_ms(out):
+    """ms from panic() to the last wire byte, or None: panic() is when the
+    panic record was stamped, mapped to the device's clock by its line's
+    measured latency (the offset nearest it: the clocks drift under TCG)."""
+    with open(os.path.join(out, "console.log"), "rb") as fh:
+        console = fh.read()
+    panic_vt = last_vt = None
+    with open(os.path.join(out, "events.jsonl")) as fh:
+        for l in fh:
+            ev = json.loads(l)
+            if ev.get("ev") in ("tx", "line") and "vt" in ev:
+                # the last byte: its tx event with --wire-events, else the
+                # last line's (vt is its last byte's)
+                last_vt = max(last_vt or 0, ev["vt"])
+            if (ev.get("ev") == "line" and panic_vt is None and "lat" in ev and
+                  b"Kernel panic - not syncing" in console[ev["first"]:ev["last"] + 1]):
+                panic_vt = ev["vt"] - ev["lat"]
+    if panic_vt is None or last_vt is None:
+        return None
+    return (last_vt - panic_vt) / 1e6
+
+
+def run(kernel, case, pace, storm, out, smp=2):
     r = subprocess.run([ringside, "run", "-q", "--kernel", kernel, "--case", "panic-test",
-                        "--smp", "2", "--pace", pace, "--timeout", "120", "--out", out,
+                        "--smp", str(smp), "--pace", pace, "--timeout", "120", "--out", out,
                         "--append", "ringside.panic=%s test_printk_panic.storm=%d" % (case, storm)],
                        capture_output=True, text=True)
     m = re.search(r"ended=(\S+)", r.stdout)
@@ -54,8 +89,12 @@ def run(kernel, case, pace, storm, out):
         v = json.loads(rep.stdout)
     except ValueError:
         v = {"lines": {}, "records": {}}
-    with open(os.path.join(out, "console.log"), "rb") as f:
-        panic_line = b"Kernel panic - not syncing" in f.read()
+    with open(os.path.join(out, "console.log"), "rb") as fh:
+        panic_line = b"Kernel panic - not syncing" in fh.read()
+    try:
+        ms = to_last_ms(out)
+    except (OSError, ValueError, KeyError):
+        ms = None
     lines, recs = v.get("lines", {}), v.get("records", {})
     l1 = v.get("l1")
     row = {"ended": ended, "panic-line": "yes" if panic_line else "NO",
@@ -63,6 +102,7 @@ def run(kernel, case, pace, storm, out):
            "dropped": recs.get("dropped", 0), "torn": lines.get("torn", 0),
            "corrupt": lines.get("corrupt", 0), "unmatched": lines.get("unmatched", 0),
            "l1-missing": "-", "l1-cut": "-", "takeovers": "-",
+           "to-last": "%.0f" % ms if ms is not None else "-",
            "faithful": f.group(1) if f else "-"}
     if l1:
         row["l1-missing"] = l1["records"]["missing"]
@@ -75,27 +115,32 @@ def main():
     cases = arg("--cases", ",".join(CASES)).split(",")
     pace = arg("--pace", "off")
     storm = int(arg("--storm", "1"))
+    set_kernels, set_smp = SETS[arg("--set", "6.1")]
+    smps = [int(n) for n in arg("--smp", set_smp).split(",")]
     have = kernels()
-    names = [k for k in arg("--kernels", "patched,baseline,stock,rt").split(",") if k in have]
+    names = [k for k in arg("--kernels", set_kernels).split(",") if k in have]
     cols = ["ended", "panic-line", "ok", "missing", "dropped", "torn", "corrupt", "unmatched",
-            "l1-missing", "l1-cut", "takeovers", "faithful"]
+            "l1-missing", "l1-cut", "takeovers", "to-last", "faithful"]
     md = "--markdown" in sys.argv
     if md:
-        print("| case | kernel | " + " | ".join(cols) + " |")
-        print("|---" * (len(cols) + 2) + "|")
+        print("| case | vCPUs | kernel | " + " | ".join(cols) + " |")
+        print("|---" * (len(cols) + 3) + "|")
     else:
-        print("%-14s %-8s " % ("case", "kernel") + " ".join("%10s" % c for c in cols))
+        print("%-14s %5s %-13s " % ("case", "vCPUs", "kernel") +
+              " ".join("%10s" % c for c in cols))
     for case in cases:
-        for k in names:
-            with tempfile.TemporaryDirectory(prefix="ringside-table-") as out:
-                row = run(have[k], case, pace, storm, out)
-            vals = [str(row[c]) for c in cols]
-            if md:
-                print("| %s | %s | %s |" % (case, k, " | ".join(vals)))
-            else:
-                print("%-14s %-8s " % (case, k) + " ".join("%10s" % x for x in vals))
-            sys.stdout.flush()
-    print("pace=%s storm=%d smp=2 accel=tcg" % (pace, storm))
+        for smp in smps:
+            for k in names:
+                with tempfile.TemporaryDirectory(prefix="ringside-table-") as out:
+                    row = run(have[k], case, pace, storm, out, smp)
+                vals = [str(row[c]) for c in cols]
+                if md:
+                    print("| %s | %d | %s | %s |" % (case, smp, k, " | ".join(vals)))
+                else:
+                    print("%-14s %5d %-13s " % (case, smp, k) +
+                          " ".join("%10s" % x for x in vals))
+                sys.stdout.flush()
+    print("pace=%s storm=%d smp=%s accel=tcg" % (pace, storm, ",".join(map(str, smps))))
 
 
 if __name__ == "__main__":
