@@ -11,9 +11,34 @@
 #             (build-test-module.sh), which the initramfs then carries.
 # Needs the project kernel's tree for the module's source (build-all.sh
 # first).  Root, for the headers packages.
+#
+# prepare-comparison.sh --set 6.12: the kernels of panic_table.py --set
+# 6.12 instead: the 6.12 series' kernel (build-kernel.sh --kernel-version
+# 6.12), and Debian's 6.12 generic and 6.12-rt kernels with the module
+# built from that tree's lib/test_printk_panic.c.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 s=$RINGSIDE_ROOT/scripts
+
+if [ "${1:-}" = --set ] && [ "${2:-}" = 6.12 ]; then
+    stage_begin ringside-6.12
+    "$s/build-kernel.sh" --kernel-version 6.12 >/dev/null
+    stage_end
+    src=$RINGSIDE_CACHE/linux-6.12/lib/test_printk_panic.c
+    for flavour in 6.12 6.12-rt; do
+        stage_begin "$flavour"
+        vmlinuz=$("$s/fetch-stock-kernel.sh" --flavour "$flavour")
+        kver=${vmlinuz##*/vmlinuz-}
+        "$s/build-test-module.sh" "$src" "$kver" >/dev/null
+        stage_end "$kver"
+    done
+    stage_begin initramfs
+    "$s/build-initramfs.sh" >/dev/null
+    stage_end
+    stage_summary
+    exit 0
+fi
+[ $# -eq 0 ] || die "usage: $0 [--set 6.12]"
 
 src=$RINGSIDE_CACHE/linux/lib/test_printk_panic.c
 [ -r "$src" ] || die "no $src: build the project kernel first (scripts/build-all.sh)"
