@@ -24,6 +24,7 @@ static char *run_digest(const RsFuzzCase *c, guint64 *bytes, GError **error)
     if (!s) {
         return NULL;
     }
+    *bytes = 0;
     for (i = 0; i < s->tx->len; i++) {
         const RsTxByte *b = &g_array_index(s->tx, RsTxByte, i);
         gint64 rec[4] = { b->index, b->vt_ns, b->cpu, b->byte };
@@ -36,6 +37,13 @@ static char *run_digest(const RsFuzzCase *c, guint64 *bytes, GError **error)
         g_checksum_update(sum, (const guchar *)l->verdict,
                           strlen(l->verdict) + 1);
         g_checksum_update(sum, (const guchar *)&l->seq, sizeof(l->seq));
+        if (!s->tx->len) {
+            /* line events alone: where and when their bytes went */
+            gint64 rec[4] = { l->first, l->last, l->vt_ns, l->cpu };
+
+            g_checksum_update(sum, (const guchar *)rec, sizeof(rec));
+            *bytes = MAX(*bytes, l->last + 1);
+        }
     }
     for (i = 0; i < s->brackets->len; i++) {
         const RsBracket *b = &g_array_index(s->brackets, RsBracket, i);
@@ -44,7 +52,9 @@ static char *run_digest(const RsFuzzCase *c, guint64 *bytes, GError **error)
                           strlen(b->verdict) + 1);
         g_checksum_update(sum, (const guchar *)&b->seq, sizeof(b->seq));
     }
-    *bytes = s->tx->len;
+    if (s->tx->len) {
+        *bytes = s->tx->len;
+    }
     return g_strdup(g_checksum_get_string(sum));
 }
 

@@ -240,7 +240,16 @@ int rs_cmd_run(int argc, char **argv)
                    error->message, why);
         goto out;
     }
-    t = rs_transcript_build(events);
+    {
+        g_autofree char *text = NULL;
+        gsize len = 0;
+
+        /* the text of a stream of line events is what the console got */
+        if (!events->tx->len) {
+            g_file_get_contents(res.console_path, &text, &len, NULL);
+        }
+        t = rs_transcript_build_console(events, text ? text : "", len);
+    }
     end = rs_guest_end(&res, t);
     rs_verdict_report_build(events, &verdicts);
     rs_l1_report_build(events, &l1);

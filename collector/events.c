@@ -54,6 +54,7 @@ void rs_event_stream_free(RsEventStream *s)
         g_array_unref(s->brackets);
         g_array_unref(s->l1_records);
         g_hash_table_unref(s->l1_summary);
+        g_array_unref(s->offwire);
         g_free(s);
     }
 }
@@ -121,7 +122,7 @@ static gboolean parse_line_verdict(JsonObject *o, RsLineVerdict *lv)
 {
     gint64 first, last, vt, len, seq = 0, seq2 = 0, ts = 0, lat = 0,
            count = 0, at = -1, want = -1, got = -1, fresh = 0, uat = 0,
-           ulen = 0;
+           ulen = 0, dt = 0, cpu = -1, cpus = 0, q0 = 0, q = 0;
     char by[8] = "";
 
     memset(lv, 0, sizeof(*lv));
@@ -142,9 +143,18 @@ static gboolean parse_line_verdict(JsonObject *o, RsLineVerdict *lv)
         !member_opt(o, "uat", 0, G_MAXUINT32, &uat, NULL) ||
         !member_opt(o, "ulen", 0, G_MAXUINT32, &ulen, NULL) ||
         (json_object_has_member(o, "by") &&
-         (!member_str(o, "by", by, sizeof(by)) || strcmp(by, "user")))) {
+         (!member_str(o, "by", by, sizeof(by)) || strcmp(by, "user"))) ||
+        !member_opt(o, "dt", 0, vt, &dt, &lv->has_stamp) ||
+        !member_opt(o, "cpu", -1, G_MAXINT32, &cpu, NULL) ||
+        !member_opt(o, "cpus", 1, 1, &cpus, &lv->mixed_cpus) ||
+        !member_opt(o, "q0", 0, vt - dt, &q0, NULL) ||
+        !member_opt(o, "q", 0, vt, &q, NULL)) {
         return FALSE;
     }
+    lv->cpu = cpu;
+    lv->q0_ns = q0;
+    lv->q_ns = q;
+    lv->first_vt_ns = lv->has_stamp ? vt - dt : -1;
     lv->by_user = by[0] != '\0';
     lv->user_at = uat;
     lv->user_len = ulen;
@@ -232,6 +242,7 @@ static gboolean parse_bracket(JsonObject *o, RsBracket *b)
         !member_opt(o, "count", 0, G_MAXINT64, &count, NULL)) {
         return FALSE;
     }
+    b->run = g_str_equal(b->verdict, "ok") && count > 1 ? count : 1;
     b->seq = seq;
     b->cpu = cpu;
     b->first = first;
@@ -271,7 +282,11 @@ static gboolean account_byte(RsEventStream *s, const char *ev, gint64 i,
 {
     gboolean wire = g_str_equal(ev, "wire");
     RsTxByte *b = rs_event_stream_byte(s, i);
+    guint64 u = i;
 
+    if (!wire || refused) {
+        g_array_append_val(s->offwire, u);
+    }
     if (!b && !s->tx->len && !s->resume_index && (!wire || refused)) {
         /* tx-events=off: no bytes to mark, only losses to count. */
         if (refused) {
@@ -347,7 +362,11 @@ static gboolean parse_fast(RsEventStream *s, const char *line,
     const char *p = line;
     gint64 i, vt, ht, cpu, b, wt;
 
-    if (fast_lit(&p, "{\"v\":2,\"ev\":\"tx\",\"i\":")) {
+    /* the versions whose tx and wire records are alike */
+    if (!fast_lit(&p, "{\"v\":3,") && !fast_lit(&p, "{\"v\":2,")) {
+        return FALSE;
+    }
+    if (fast_lit(&p, "\"ev\":\"tx\",\"i\":")) {
         gboolean loop;
         RsTxByte tx;
 
@@ -367,10 +386,15 @@ static gboolean parse_fast(RsEventStream *s, const char *line,
             .index = i, .vt_ns = vt, .ht_ns = ht, .cpu = cpu, .byte = b,
             .loopback = loop, .wt_ns = -1,
         };
+        if (loop) {
+            guint64 u = i;
+
+            g_array_append_val(s->offwire, u);
+        }
         *ok = add_tx(s, &tx, error);
         return TRUE;
     }
-    if (fast_lit(&p, "{\"v\":2,\"ev\":\"wire\",\"i\":")) {
+    if (fast_lit(&p, "\"ev\":\"wire\",\"i\":")) {
         if (!fast_int(&p, FALSE, &i) || !fast_lit(&p, ",\"wt\":") ||
             !fast_int(&p, FALSE, &wt) || strcmp(p, "}")) {
             return FALSE;
@@ -408,10 +432,12 @@ static gboolean parse_line(RsEventStream *s, JsonParser *parser,
                     "no schema version \"v\"");
         return FALSE;
     }
-    if (v != RS_EVENTS_SCHEMA_VERSION) {
+    if (v < RS_EVENTS_SCHEMA_MIN || v > RS_EVENTS_SCHEMA_VERSION ||
+        (s->version && v != s->version)) {
         g_set_error(error, RS_ERROR, RS_ERROR_BAD_INPUT,
                     "schema version %" G_GINT64_FORMAT " (this ringside reads "
-                    "version %d)", v, RS_EVENTS_SCHEMA_VERSION);
+                    "versions %d to %d, one per stream)", v,
+                    RS_EVENTS_SCHEMA_MIN, RS_EVENTS_SCHEMA_VERSION);
         return FALSE;
     }
     ev = json_object_get_string_member_with_default(o, "ev", NULL);
@@ -428,7 +454,23 @@ static gboolean parse_line(RsEventStream *s, JsonParser *parser,
                         "malformed \"tx\" record");
             return FALSE;
         }
+        if (tx.loopback) {
+            guint64 u = tx.index;
+
+            g_array_append_val(s->offwire, u);
+        }
         return add_tx(s, &tx, error);
+    } else if (g_str_equal(ev, "loop")) {
+        guint64 u;
+
+        if (!member_int(o, "i", 0, G_MAXINT64, &n)) {
+            g_set_error(error, RS_ERROR, RS_ERROR_BAD_INPUT,
+                        "malformed \"loop\" record");
+            return FALSE;
+        }
+        u = n;
+        g_array_append_val(s->offwire, u);
+        s->notx_loop++;
     } else if (g_str_equal(ev, "lost")) {
         if (!member_int(o, "events", 1, G_MAXINT64, &n)) {
             g_set_error(error, RS_ERROR, RS_ERROR_BAD_INPUT,
@@ -460,7 +502,10 @@ static gboolean parse_line(RsEventStream *s, JsonParser *parser,
         }
         /* Kept here: a follower forgets bytes of lines it has shown. */
         b = rs_event_stream_byte(s, lv.first);
-        lv.first_vt_ns = b ? b->vt_ns : -1;
+        if (b && !lv.has_stamp) {
+            lv.first_vt_ns = b->vt_ns;
+            lv.cpu = b->cpu;
+        }
         g_array_append_val(s->lines, lv);
     } else if (g_str_equal(ev, "record")) {
         RsRecordVerdict rv;
@@ -550,6 +595,7 @@ static gboolean parse_line(RsEventStream *s, JsonParser *parser,
         s->resume_index = n;
     } else if (g_str_equal(ev, "start")) {
         s->saw_start = TRUE;
+        s->version = v;
         s->paced = g_strcmp0(json_object_get_string_member_with_default(
                                  o, "pace", "off"), "line") == 0;
     }
@@ -560,7 +606,8 @@ static gboolean parse_line(RsEventStream *s, JsonParser *parser,
 gboolean rs_event_line_is_start(const char *line)
 {
     /* The device writes each record's members in one fixed order. */
-    return g_str_has_prefix(line, "{\"v\":2,\"ev\":\"start\"");
+    return g_str_has_prefix(line, "{\"v\":3,\"ev\":\"start\"") ||
+           g_str_has_prefix(line, "{\"v\":2,\"ev\":\"start\"");
 }
 
 RsEventStream *rs_event_stream_new(void)
@@ -576,6 +623,7 @@ RsEventStream *rs_event_stream_new(void)
     s->l1_records = g_array_new(FALSE, FALSE, sizeof(RsRecordVerdict));
     s->l1_summary = g_hash_table_new_full(g_str_hash, g_str_equal, g_free,
                                           g_free);
+    s->offwire = g_array_new(FALSE, FALSE, sizeof(guint64));
     s->prefix = -1;
     return s;
 }
@@ -600,10 +648,47 @@ gboolean rs_event_stream_feed(RsEventStream *s, JsonParser *parser,
     return TRUE;
 }
 
+static gint u64_order(gconstpointer a, gconstpointer b)
+{
+    guint64 x = *(const guint64 *)a, y = *(const guint64 *)b;
+
+    return x < y ? -1 : x > y;
+}
+
+/* How many bytes before @index never reached the console. */
+static guint64 offwire_before(const RsEventStream *s, guint64 index)
+{
+    guint lo = 0, hi = s->offwire->len;
+
+    while (lo < hi) {
+        guint mid = lo + (hi - lo) / 2;
+
+        if (g_array_index(s->offwire, guint64, mid) < index) {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    return lo;
+}
+
+void rs_event_stream_console_span(const RsEventStream *s, guint64 first,
+                                  guint64 last, guint64 *off, guint64 *len)
+{
+    guint64 a = first - MIN(first, s->resume_index);
+    guint64 b = last + 1 - MIN(last + 1, s->resume_index);
+
+    a -= MIN(a, offwire_before(s, first));
+    b -= MIN(b, offwire_before(s, last + 1));
+    *off = a;
+    *len = b > a ? b - a : 0;
+}
+
 void rs_event_stream_finish(RsEventStream *s)
 {
     guint i;
 
+    g_array_sort(s->offwire, u64_order);
     if (s->paced) {
         return;
     }

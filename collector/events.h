@@ -1,6 +1,7 @@
 /*
  * Reader for the JSON Lines event stream that ringside-serial writes to its
- * "events" chardev (schema version 2, documented in README.md).
+ * "events" chardev (schema version 3, documented in README.md; version 2
+ * streams are read too).
  */
 #ifndef RINGSIDE_EVENTS_H
 #define RINGSIDE_EVENTS_H
@@ -9,7 +10,9 @@
 #include <json-glib/json-glib.h>
 #include <stdint.h>
 
-#define RS_EVENTS_SCHEMA_VERSION 2
+#define RS_EVENTS_SCHEMA_VERSION 3
+/* The oldest version read: 2 has no per-line times, vCPUs or "loop". */
+#define RS_EVENTS_SCHEMA_MIN 2
 
 /* One byte the guest wrote to the transmit holding register. */
 typedef struct {
@@ -37,7 +40,14 @@ typedef struct {
     gboolean has_seq, has_ts, has_lat, fresh;
     guint64 seq, seq2, ts_ns, count;
     gint64 lat_ns;      /* the device's live estimate */
-    gint64 first_vt_ns; /* virtual time of the first byte, -1 unknown */
+    gint64 first_vt_ns; /* virtual time of the first byte, -1 unknown
+                         * (version 3: on the wire, as vt_ns) */
+    /* version 3, has_stamp: the line's first byte's vCPU, whether others
+     * wrote some of it, and how long its first and last bytes waited
+     * between their THR write and the wire (vt_ns - q_ns: written) */
+    gboolean has_stamp, mixed_cpus;
+    gint cpu;
+    gint64 q0_ns, q_ns;
     gint at, want, got; /* corrupt */
     gboolean by_user;   /* torn by user space's bytes: */
     guint32 user_at, user_len;  /* these, from first */
@@ -61,6 +71,9 @@ typedef struct {
     gint by_cpu;        /* taken: the vCPU that took over */
     guint64 by_seq;
     gint at, want, got; /* corrupt */
+    guint64 run;        /* ok brackets it stands for: version 3 merges
+                         * consecutive ones ("count"); first..last holds
+                         * all their bytes */
 } RsBracket;
 
 typedef struct {
@@ -81,7 +94,11 @@ typedef struct {
     gboolean saw_start;
     gboolean paced;         /* the device ran pace=line */
     /* bytes lost in a stream without "tx" records (tx-events=off) */
-    guint64 notx_overrun, notx_refused, notx_cleared;
+    guint64 notx_overrun, notx_refused, notx_cleared, notx_loop;
+    /* indexes of bytes that never reached the console (looped back,
+     * overrun, cleared, refused), sorted once the stream is finished */
+    GArray *offwire;        /* guint64 */
+    int version;            /* the schema version of its "start" */
     /* rs_event_stream_load: boots before this one in a file that QEMU
      * appends to (append=on, as under libvirt); only the last is kept */
     guint earlier_boots;
@@ -119,6 +136,14 @@ RsEventStream *rs_event_stream_new(void);
 gboolean rs_event_stream_feed(RsEventStream *s, JsonParser *parser,
                               const char *line, gsize len, GError **error);
 void rs_event_stream_finish(RsEventStream *s);
+
+/*
+ * Where the bytes @first..@last are in what the console chardev got (it
+ * began at the stream's first index): *off and *len.  Bytes that never
+ * reached the console are not counted.  For a finished stream.
+ */
+void rs_event_stream_console_span(const RsEventStream *s, guint64 first,
+                                  guint64 last, guint64 *off, guint64 *len);
 
 /* Whether @line is the device's "start", which begins each QEMU run. */
 gboolean rs_event_line_is_start(const char *line);

@@ -57,7 +57,7 @@ void rs_l1_report_build(const RsEventStream *s, RsL1Report *r)
         k = rs_verdict_index(rs_bracket_verdicts, RS_N_BRACKET_VERDICTS,
                              b->verdict);
         if (k >= 0) {
-            r->brackets[k]++;
+            r->brackets[k] += b->run;
         }
         cpus |= 1ull << (b->cpu >= 0 && b->cpu < 63 ? b->cpu : 63);
     }

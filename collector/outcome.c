@@ -148,7 +148,7 @@ gboolean rs_outcome_judge(const RsGuestResult *res, RsGuestEnd expect,
         gsize len = 0;
 
         g_file_get_contents(res->console_path, &text, &len, NULL);
-        t = rs_transcript_from_console(text ? text : "", len);
+        t = rs_transcript_build_console(s, text ? text : "", len);
     }
     rs_verdict_report_build(s, &o->v);
     rs_l1_report_build(s, &o->l1);

@@ -128,6 +128,94 @@ RsTranscript *rs_transcript_build(const RsEventStream *s)
     return t;
 }
 
+static gint line_by_first(gconstpointer a, gconstpointer b)
+{
+    const RsLineVerdict *x = *(const RsLineVerdict * const *)a;
+    const RsLineVerdict *y = *(const RsLineVerdict * const *)b;
+
+    return x->first < y->first ? -1 : x->first > y->first;
+}
+
+/* The line event whose bytes hold @index, from *at on (lines by first). */
+static const RsLineVerdict *line_holding(GPtrArray *byfirst, guint *at,
+                                         guint64 index)
+{
+    while (*at < byfirst->len) {
+        const RsLineVerdict *lv = byfirst->pdata[*at];
+
+        if (lv->first > index) {
+            return NULL;
+        }
+        if (index <= lv->last) {
+            return lv;
+        }
+        (*at)++;
+    }
+    return NULL;
+}
+
+RsTranscript *rs_transcript_build_console(const RsEventStream *s,
+                                          const char *text, gsize len)
+{
+    g_autoptr(GPtrArray) byfirst = g_ptr_array_sized_new(s->lines->len);
+    RsTranscript *t;
+    guint i, at = 0;
+    gsize start = 0;
+    guint64 index = s->resume_index, skip = 0;
+
+    if (s->tx->len) {
+        return rs_transcript_build(s);
+    }
+    t = rs_transcript_from_console(text, len);
+    t->loopback_bytes = s->notx_loop;
+    t->overrun_bytes = s->notx_overrun;
+    t->cleared_bytes = s->notx_cleared;
+    t->refused_bytes = s->notx_refused;
+    for (i = 0; i < s->lines->len; i++) {
+        g_ptr_array_add(byfirst, &g_array_index(s->lines, RsLineVerdict, i));
+    }
+    g_ptr_array_sort(byfirst, line_by_first);
+    /* Console line i began at byte @start: its stream index skips the
+     * bytes that never reached the console. */
+    for (i = 0; i < t->lines->len; i++) {
+        RsLine *l = t->lines->pdata[i];
+        const RsLineVerdict *lv;
+        const char *nl = memchr(text + start, '\n', len - start);
+        gsize end = nl ? (gsize)(nl - text) + 1 : len;
+        gsize k;
+
+        while (skip < s->offwire->len &&
+               g_array_index(s->offwire, guint64, skip) <= index) {
+            if (g_array_index(s->offwire, guint64, skip) == index) {
+                index++;
+            }
+            skip++;
+        }
+        lv = line_holding(byfirst, &at, index);
+        if (lv && lv->first_vt_ns >= 0) {
+            l->vt_first_ns = lv->first_vt_ns;
+            l->vt_last_ns = lv->vt_ns;
+            l->cpu = lv->cpu;
+            l->mixed_cpus = lv->mixed_cpus;
+        } else if (lv) {
+            l->vt_first_ns = l->vt_last_ns = lv->vt_ns;
+        }
+        /* on to the next line's first byte, past bytes off the wire */
+        for (k = start; k < end; k++) {
+            index++;
+            while (skip < s->offwire->len &&
+                   g_array_index(s->offwire, guint64, skip) <= index) {
+                if (g_array_index(s->offwire, guint64, skip) == index) {
+                    index++;
+                }
+                skip++;
+            }
+        }
+        start = end;
+    }
+    return t;
+}
+
 RsTranscript *rs_transcript_from_console(const char *text, gsize len)
 {
     static const RsTxByte unknown = { .cpu = -1, .vt_ns = -1, .wt_ns = -1 };

@@ -30,6 +30,14 @@ typedef struct {
 } RsTranscript;
 
 RsTranscript *rs_transcript_build(const RsEventStream *s);
+/*
+ * The same for a stream of line events alone (the device's default,
+ * tx-events=off): the text is what the console chardev got, @text, and
+ * each line's times and vCPU come from the "line" event holding its first
+ * byte.  A stream with "tx" records is built from them as above.
+ */
+RsTranscript *rs_transcript_build_console(const RsEventStream *s,
+                                          const char *text, gsize len);
 /* The same from what the console chardev got, with no times or vCPUs. */
 RsTranscript *rs_transcript_from_console(const char *text, gsize len);
 void rs_transcript_free(RsTranscript *t);

@@ -194,6 +194,68 @@ static void test_unpaced_refused(void)
     g_assert_cmpuint(s2->notx_overrun, ==, 1);
 }
 
+/*
+ * Schema 3's default stream: line events and the console's bytes.  Each
+ * console line gets the times and vCPU of the line event holding its
+ * first byte, past bytes that never reached the console ("loop",
+ * "overrun", a refused "wire"); ok brackets come merged into runs.
+ */
+static void test_v3_lines_and_console(void)
+{
+    static const char ev[] =
+        "{\"v\":3,\"ev\":\"start\",\"pace\":\"line\"}\n"
+        "{\"v\":3,\"ev\":\"line\",\"verdict\":\"ok\",\"first\":0,"
+        "\"last\":4,\"vt\":900,\"dt\":400,\"cpu\":1,\"q0\":50,\"q\":70,"
+        "\"len\":3,\"seq\":0}\n"
+        "{\"v\":3,\"ev\":\"loop\",\"i\":5}\n"
+        "{\"v\":3,\"ev\":\"overrun\",\"i\":7}\n"
+        "{\"v\":3,\"ev\":\"line\",\"verdict\":\"unchecked\",\"first\":6,"
+        "\"last\":9,\"vt\":2000,\"dt\":100,\"cpu\":0,\"cpus\":1,"
+        "\"len\":2}\n"
+        "{\"v\":3,\"ev\":\"bracket\",\"verdict\":\"ok\",\"seq\":0,"
+        "\"cpu\":1,\"vt\":950,\"len\":4,\"first\":0,\"last\":4,"
+        "\"count\":3}\n";
+    static const char console[] = "one\r\nxy\npartial";
+    g_autoptr(GError) err = NULL;
+    g_autoptr(RsEventStream) s = load(ev, &err);
+    g_autoptr(RsTranscript) t = NULL;
+    const RsLineVerdict *lv;
+    const RsLine *l;
+    guint64 off, len;
+
+    g_assert_no_error(err);
+    g_assert_cmpint(s->version, ==, 3);
+    g_assert_cmpuint(s->tx->len, ==, 0);
+    lv = &g_array_index(s->lines, RsLineVerdict, 0);
+    g_assert_true(lv->has_stamp);
+    g_assert_cmpint(lv->first_vt_ns, ==, 500);
+    g_assert_cmpint(lv->cpu, ==, 1);
+    g_assert_cmpint(lv->q_ns, ==, 70);
+    g_assert_cmpuint(g_array_index(s->brackets, RsBracket, 0).run, ==, 3);
+    rs_event_stream_console_span(s, 6, 9, &off, &len);
+    g_assert_cmpuint(off, ==, 5);
+    g_assert_cmpuint(len, ==, 3);
+
+    t = rs_transcript_build_console(s, console, strlen(console));
+    g_assert_cmpuint(t->lines->len, ==, 3);
+    g_assert_cmpuint(t->loopback_bytes, ==, 1);
+    g_assert_cmpuint(t->overrun_bytes, ==, 1);
+    l = t->lines->pdata[0];
+    g_assert_cmpstr(l->text, ==, "one");
+    g_assert_cmpint(l->vt_first_ns, ==, 500);
+    g_assert_cmpint(l->vt_last_ns, ==, 900);
+    g_assert_cmpint(l->cpu, ==, 1);
+    l = t->lines->pdata[1];
+    g_assert_cmpstr(l->text, ==, "xy");
+    g_assert_cmpint(l->vt_first_ns, ==, 1900);
+    g_assert_cmpint(l->cpu, ==, 0);
+    g_assert_true(l->mixed_cpus);
+    l = t->lines->pdata[2];         /* no line event (yet): no times */
+    g_assert_cmpstr(l->text, ==, "partial");
+    g_assert_cmpint(l->vt_last_ns, ==, -1);
+    g_assert_false(l->terminated);
+}
+
 static void test_bad_streams(void)
 {
     static const struct {
@@ -203,7 +265,12 @@ static void test_bad_streams(void)
         { "{\"v\":2,\"ev\":\"start\"}\nnot json\n", "not JSON" },
         { "[1,2]\n", "not a JSON object" },
         { "{\"ev\":\"start\"}\n", "no schema version" },
-        { "{\"v\":3,\"ev\":\"start\"}\n", "schema version 3" },
+        { "{\"v\":4,\"ev\":\"start\"}\n", "schema version 4" },
+        { "{\"v\":3,\"ev\":\"start\"}\n{\"v\":2,\"ev\":\"lost\","
+          "\"events\":1}\n", "one per stream" },
+        { "{\"v\":3,\"ev\":\"start\"}\n{\"v\":3,\"ev\":\"line\","
+          "\"verdict\":\"ok\",\"first\":0,\"last\":3,\"vt\":5,\"dt\":6,"
+          "\"len\":2}\n", "malformed \"line\"" },
         { "{\"v\":2}\n", "no event type" },
         { "{\"v\":2,\"ev\":\"start\"}\n{\"v\":2,\"ev\":\"tx\",\"i\":0,"
           "\"vt\":1,\"ht\":1,\"cpu\":0,\"b\":256}\n", "malformed \"tx\"" },
@@ -364,6 +431,8 @@ int main(int argc, char **argv)
     g_test_add_func("/transcript/mixed-and-loopback", test_mixed_and_loopback);
     g_test_add_func("/events/gaps-and-lost", test_gaps_and_lost);
     g_test_add_func("/events/bad-streams", test_bad_streams);
+    g_test_add_func("/transcript/v3-lines-and-console",
+                    test_v3_lines_and_console);
     g_test_add_func("/transcript/paced", test_paced);
     g_test_add_func("/transcript/unpaced-refused", test_unpaced_refused);
     g_test_add_func("/events/missing-file", test_missing_file);
