@@ -91,14 +91,69 @@ bool ringside_ext_scr_read(RingsideSerialState *s, uint64_t *val)
 
 /* ---- verdicts out ---- */
 
+static void ext_bracket_event(RingsideSerialState *s,
+                              const rs_l1_bracket_info *bi, uint64_t run);
+
+/* Bound on the brackets one run holds back: a follower sees them soon. */
+#define EXT_OK_RUN_MAX  1024
+
+void ringside_ext_flush(RingsideSerialState *s)
+{
+    if (s->ok_run_count) {
+        ext_bracket_event(s, &s->ok_run, s->ok_run_count);
+        s->ok_run_count = 0;
+    }
+}
+
+/*
+ * An ok bracket that follows the one before on the wire, from the same
+ * vCPU, with the next seq, joins its run: the event says where the run's
+ * bytes are, its last bracket's time, and how many ("count").
+ */
+static bool ext_ok_run_join(RingsideSerialState *s,
+                            const rs_l1_bracket_info *bi)
+{
+    rs_l1_bracket_info *r = &s->ok_run;
+
+    if (s->tx_events || bi->verdict != RS_B_OK || !bi->has_bytes ||
+        bi->open || bi->nested || bi->taken) {
+        return false;
+    }
+    if (s->ok_run_count && s->ok_run_count < EXT_OK_RUN_MAX &&
+        r->cpu == bi->cpu && r->seq + s->ok_run_count == bi->seq &&
+        r->last + 1 == bi->first) {
+        r->last = bi->last;
+        r->vt = bi->vt;
+        r->len += bi->len;
+        s->ok_run_count++;
+        return true;
+    }
+    ringside_ext_flush(s);
+    *r = *bi;
+    s->ok_run_count = 1;
+    return true;
+}
+
 static void ext_bracket(void *opaque, const rs_l1_bracket_info *bi)
 {
     RingsideSerialState *s = opaque;
+
+    trace_ringside_serial_bracket(rs_l1_bracket_name(bi->verdict), bi->seq,
+                                  bi->cpu);
+    if (ext_ok_run_join(s, bi)) {
+        return;
+    }
+    ringside_ext_flush(s);
+    ext_bracket_event(s, bi, 1);
+}
+
+static void ext_bracket_event(RingsideSerialState *s,
+                              const rs_l1_bracket_info *bi, uint64_t run)
+{
     const char *name = rs_l1_bracket_name(bi->verdict);
     char extra[200] = "";
     int n = 0;
 
-    trace_ringside_serial_bracket(name, bi->seq, bi->cpu);
     if (bi->has_bytes) {
         n += snprintf(extra + n, sizeof(extra) - n, ",\"first\":%" PRIu64
                       ",\"last\":%" PRIu64, bi->first, bi->last);
@@ -122,6 +177,10 @@ static void ext_bracket(void *opaque, const rs_l1_bracket_info *bi)
         n += snprintf(extra + n, sizeof(extra) - n, ",\"count\":%" PRIu64,
                       bi->count);
     }
+    if (run > 1) {
+        n += snprintf(extra + n, sizeof(extra) - n, ",\"count\":%" PRIu64,
+                      run);
+    }
     if (bi->verdict == RS_B_BOGUS) {
         ringside_guest_error(s, "bogus marker", "console record %" PRIu64
                              " marked by cpu %d is not in the ring",
@@ -143,6 +202,7 @@ static void ext_record(void *opaque, const rs_l1_record_info *ri)
     if (ri->verdict == RS_R_FILTERED) {
         return;                 /* counted only */
     }
+    ringside_ext_flush(s);
     ringside_events_printf(s, "{\"v\":%d,\"ev\":\"l1-record\",\"verdict\":"
                            "\"%s\",\"seq\":%" PRIu64 ",\"count\":%" PRIu64
                            ",\"level\":%d}\n", RINGSIDE_EVENTS_VERSION,
@@ -289,6 +349,7 @@ void ringside_ext_finish(RingsideSerialState *s)
         return;
     }
     rs_l1_finish(&s->l1);
+    ringside_ext_flush(s);
     ringside_events_printf(s,
         "{\"v\":%d,\"ev\":\"l1-summary\",\"brackets\":{\"ok\":%" PRIu64
         ",\"torn\":%" PRIu64 ",\"cut\":%" PRIu64 ",\"corrupt\":%" PRIu64
@@ -316,6 +377,7 @@ void ringside_ext_reset(RingsideSerialState *s)
     s->ext_note = 0;
     memset(s->ext_arg, 0, sizeof(s->ext_arg));
     s->mailbox_pos = 0;
+    ringside_ext_flush(s);
     rs_l1_reset(&s->l1);
 }
 
@@ -393,6 +455,7 @@ static bool ext_needed(void *opaque)
 /* As after realize: no window state, level 1 fresh (counters too). */
 void ringside_ext_forget(RingsideSerialState *s)
 {
+    ringside_ext_flush(s);
     s->ext_knock = 0;
     s->ext_answer = 0;
     s->ext_announced = false;

@@ -44,6 +44,7 @@
 #include "qemu/timer.h"
 #include "qemu/units.h"
 #include "hw/irq.h"
+#include "hw/core/cpu.h"
 #include "migration/vmstate.h"
 #include "ringside-serial.h"
 #include "trace.h"
@@ -91,6 +92,8 @@ static void pace_load_tsr(RingsideSerialState *s, int64_t start)
 {
     s->tsr = s->txq[s->txq_head];
     s->tsr_index = s->txq_index[s->txq_head];
+    s->tsr_vt = s->txq_vt[s->txq_head];
+    s->tsr_cpu = s->txq_cpu[s->txq_head];
     s->txq_head = (s->txq_head + 1) % RS_TX_FIFO;
     s->txq_len--;
     s->tsr_busy = true;
@@ -144,8 +147,12 @@ static bool pace_send(RingsideSerialState *s, int64_t now, int64_t *wt)
         }
     }
     /* What is judged is what reached the console: not overruns or refusals */
-    if (s->ring_auto && !refused) {
-        ringside_verify_byte(s, s->tsr, s->tsr_index, *wt);
+    if (!refused) {
+        ringside_line_byte(s, s->tsr, s->tsr_index, s->tsr_vt, *wt,
+                           s->tsr_cpu);
+        if (s->ring_auto) {
+            ringside_verify_byte(s, s->tsr, s->tsr_index, *wt);
+        }
     }
     s->tsr_busy = false;
     return true;
@@ -220,6 +227,9 @@ bool ringside_pace_thr_write(RingsideSerialState *s, uint8_t byte,
     }
     s->txq[(s->txq_head + s->txq_len) % RS_TX_FIFO] = byte;
     s->txq_index[(s->txq_head + s->txq_len) % RS_TX_FIFO] = index;
+    s->txq_vt[(s->txq_head + s->txq_len) % RS_TX_FIFO] = now;
+    s->txq_cpu[(s->txq_head + s->txq_len) % RS_TX_FIFO] =
+        current_cpu ? current_cpu->cpu_index : -1;
     s->txq_len++;
     s->thri_pending = false;
     if (!s->tsr_busy) {
@@ -361,6 +371,7 @@ static int pace_post_load(void *opaque, int version_id)
     int64_t now = qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL);
     /* A character, or a retry's wait: a byte is due no later than this. */
     int64_t horizon = now + pace_rate_ns(s);
+    int i;
 
     if (version_id < 2) {
         /* Version 1 counted up to 4 retries; now it is a hold, from now. */
@@ -405,6 +416,13 @@ static int pace_post_load(void *opaque, int version_id)
                                         "the past");
         }
     }
+    /* When the bytes still queued were written is not migrated: now. */
+    for (i = 0; i < RS_TX_FIFO; i++) {
+        s->txq_vt[i] = now;
+        s->txq_cpu[i] = -1;
+    }
+    s->tsr_vt = MIN(now, s->tsr_end);
+    s->tsr_cpu = -1;
     s->pace_loaded = true;
     pace_arm(s);
     return 0;

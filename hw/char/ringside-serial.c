@@ -213,6 +213,119 @@ void ringside_events_printf(RingsideSerialState *s, const char *fmt, ...)
     ringside_events_emit(s, line, len);
 }
 
+/*
+ * Console lines as they reach the wire.  A "line" event (the checker's
+ * verdict, or "unchecked" with ring=off) says what consumers would
+ * otherwise take from a record per byte: when its first and last bytes
+ * were written and sent, and by which vCPU.
+ */
+static int ringside_line_stamp_fields(const RsLineStamp *l, char *buf,
+                                      size_t size, uint64_t last, int64_t vt);
+
+static void ringside_line_emit_unchecked(RingsideSerialState *s,
+                                         const RsLineStamp *l)
+{
+    char fields[128];
+    uint32_t len = l->n - 1 - l->cr;
+
+    ringside_line_stamp_fields(l, fields, sizeof(fields), l->last, l->wt1);
+    ringside_events_printf(s, "{\"v\":%d,\"ev\":\"line\",\"verdict\":"
+                           "\"unchecked\",\"first\":%" PRIu64 ",\"last\":%"
+                           PRIu64 ",\"vt\":%" PRId64 "%s,\"len\":%u}\n",
+                           RINGSIDE_EVENTS_VERSION, l->first, l->last, l->wt1,
+                           fields, len);
+}
+
+void ringside_line_byte(RingsideSerialState *s, uint8_t byte, uint64_t index,
+                        int64_t vt, int64_t wt, int cpu)
+{
+    RsLineStamp *l = &s->line_cur;
+
+    if (!s->line_open) {
+        *l = (RsLineStamp) {
+            .first = index, .vt0 = vt, .wt0 = wt, .cpu = cpu,
+        };
+        s->line_open = true;
+    } else if (cpu != l->cpu) {
+        l->cpus = true;
+    }
+    l->last = index;
+    l->vt1 = vt;
+    l->wt1 = wt;
+    l->n++;
+    if (byte != '\n') {
+        l->cr = byte == '\r';
+        return;
+    }
+    s->line_open = false;
+    if (!s->ring_auto) {
+        ringside_line_emit_unchecked(s, l);
+        return;                 /* nothing judges it later */
+    }
+    if (s->line_stamps->len >= RS_LINE_STAMPS_MAX) {
+        g_array_remove_range(s->line_stamps, 0, RS_LINE_STAMPS_MAX / 2);
+    }
+    g_array_append_val(s->line_stamps, *l);
+}
+
+const RsLineStamp *ringside_line_stamp(RingsideSerialState *s,
+                                       uint64_t first)
+{
+    GArray *a = s->line_stamps;
+    guint lo = 0, hi = a->len;
+    const RsLineStamp *l;
+
+    if (s->line_open && s->line_cur.first <= first) {
+        return &s->line_cur;
+    }
+    /* the last stamp that begins at or before @first */
+    while (lo < hi) {
+        guint mid = lo + (hi - lo) / 2;
+
+        if (g_array_index(a, RsLineStamp, mid).first <= first) {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    if (!lo) {
+        return NULL;
+    }
+    l = &g_array_index(a, RsLineStamp, lo - 1);
+    return first <= l->last ? l : NULL;
+}
+
+/*
+ * "dt": ns from the first byte's wire time to @vt (the last byte's);
+ * "cpu" (and "cpus" if several wrote); "q0", "q": ns the first and last
+ * byte waited between their THR write and the wire, when they did.  A
+ * line whose bytes began before a loadvm has none of them.
+ */
+static int ringside_line_stamp_fields(const RsLineStamp *l, char *buf,
+                                      size_t size, uint64_t last, int64_t vt)
+{
+    int n;
+
+    n = snprintf(buf, size, ",\"dt\":%" PRId64 ",\"cpu\":%d%s",
+                 MAX(vt - l->wt0, 0), l->cpu, l->cpus ? ",\"cpus\":1" : "");
+    if (l->wt0 != l->vt0) {
+        n += snprintf(buf + n, size - n, ",\"q0\":%" PRId64, l->wt0 - l->vt0);
+    }
+    if (l->wt1 != l->vt1 && last == l->last) {
+        n += snprintf(buf + n, size - n, ",\"q\":%" PRId64, l->wt1 - l->vt1);
+    }
+    return n;
+}
+
+int ringside_line_fields(RingsideSerialState *s, char *buf, size_t size,
+                         uint64_t first, uint64_t last, int64_t vt)
+{
+    const RsLineStamp *l = ringside_line_stamp(s, first);
+
+    buf[0] = '\0';
+    return l ? ringside_line_stamp_fields(l, buf, size, last, vt) : 0;
+}
+
 /* Returns the byte's index in the stream ("i"). */
 static uint64_t ringside_record_tx(RingsideSerialState *s, uint8_t byte)
 {
@@ -235,6 +348,10 @@ static uint64_t ringside_record_tx(RingsideSerialState *s, uint8_t byte)
                                RINGSIDE_EVENTS_VERSION, i, vt,
                                qemu_clock_get_ns(QEMU_CLOCK_HOST), cpu, byte,
                                loop ? ",\"loop\":1" : "");
+    } else if (loop) {
+        /* it gets an index and never reaches the console: say which */
+        ringside_events_printf(s, "{\"v\":%d,\"ev\":\"loop\",\"i\":%"
+                               PRIu64 "}\n", RINGSIDE_EVENTS_VERSION, i);
     }
     /* It is judged once it leaves the wire (ringside-pace.c). */
     return i;
@@ -445,6 +562,8 @@ static void ringside_serial_reset(DeviceState *dev)
         ringside_ext_reset(s);
         ringside_attach_reset(s);
     }
+    s->line_open = false;       /* judged (ring=auto) or cut by the reset */
+    g_array_set_size(s->line_stamps, 0);
     ringside_cost_end(s);
 }
 
@@ -508,6 +627,9 @@ static int ringside_serial_post_load(void *opaque, int version_id)
                                     "older ringside-serial with pace=off)");
     }
     s->load_incomplete = false;
+    /* lines begun before the save have no stamps */
+    s->line_open = false;
+    g_array_set_size(s->line_stamps, 0);
     ringside_events_printf(s, "{\"v\":%d,\"ev\":\"resume\",\"tx\":%"
                            PRIu64 "}\n", RINGSIDE_EVENTS_VERSION,
                            s->tx_bytes);
@@ -555,8 +677,8 @@ static Property ringside_serial_properties[] = {
     DEFINE_PROP_CHR("events", RingsideSerialState, events),
     /* off: instant transmitter; line: paced at the programmed rate */
     DEFINE_PROP_STRING("pace", RingsideSerialState, pace_mode),
-    /* off: verdicts only, no tx/wire event per byte (much cheaper) */
-    DEFINE_PROP_BOOL("tx-events", RingsideSerialState, tx_events, true),
+    /* on: a tx (and wire) event per byte besides the line events */
+    DEFINE_PROP_BOOL("tx-events", RingsideSerialState, tx_events, false),
     DEFINE_PROP_STRING("ring", RingsideSerialState, ring_mode),
     /* the guest's console_loglevel, if known; 0 infers it */
     DEFINE_PROP_UINT32("loglevel", RingsideSerialState, loglevel, 0),
@@ -614,6 +736,7 @@ static void ringside_serial_instance_init(Object *obj)
     qdev_alias_all_properties(DEVICE(&s->serial), obj);
 
     s->queue = g_byte_array_new();
+    s->line_stamps = g_array_new(FALSE, FALSE, sizeof(RsLineStamp));
     object_property_add_str(obj, "ring-state", ringside_get_ring_state, NULL);
     for (i = 0; i < ARRAY_SIZE(ringside_counters); i++) {
         object_property_add_uint64_ptr(obj, ringside_counters[i].name,
@@ -631,6 +754,7 @@ static void ringside_serial_instance_finalize(Object *obj)
     RingsideSerialState *s = RINGSIDE_SERIAL(obj);
 
     g_byte_array_free(s->queue, true);
+    g_array_free(s->line_stamps, true);
 }
 
 static void ringside_serial_class_init(ObjectClass *klass, void *data)
@@ -669,6 +793,10 @@ static void ringside_serial_class_init(ObjectClass *klass, void *data)
         "the guest");
     object_class_property_set_description(klass, "events",
         "chardev for the JSON Lines event stream");
+    object_class_property_set_description(klass, "tx-events",
+        "off (default): an event per console line, with the times and "
+        "vCPU of its bytes; on: also a \"tx\" event per byte written (and "
+        "\"wire\" when it left a paced line), some 30 times the volume");
     object_class_property_set_description(klass, "read-budget",
         "guest-memory reads one register access may make to check the "
         "console against the ring (default 1024, with 128 bytes a read); "

@@ -20,8 +20,12 @@
 #define TYPE_RINGSIDE_SERIAL "ringside-serial"
 OBJECT_DECLARE_SIMPLE_TYPE(RingsideSerialState, RINGSIDE_SERIAL)
 
-/* Version of the JSON Lines schema written to the events chardev. */
-#define RINGSIDE_EVENTS_VERSION 2
+/*
+ * Version of the JSON Lines schema written to the events chardev.  3: a
+ * console line's event says when its bytes were written and sent and by
+ * which vCPU; the per-byte "tx" and "wire" records are opt-in (tx-events).
+ */
+#define RINGSIDE_EVENTS_VERSION 3
 
 /*
  * Bound on records queued while the events backend is not writable.  At
@@ -70,6 +74,23 @@ enum {
 /* A 16550A's transmit FIFO. */
 #define RS_TX_FIFO      16
 
+/*
+ * A console line as it reached the wire: what its "line" event says of
+ * its bytes.  Kept for the lines the checker may still report (it holds
+ * lines back until the ring is found: at most RS_MATCH_BACKLOG bytes of
+ * them, some 7,300 lines, and one cut line).
+ */
+typedef struct RsLineStamp {
+    uint64_t first, last;       /* byte indexes */
+    int64_t vt0, vt1;           /* virtual ns of the THR writes */
+    int64_t wt0, wt1;           /* virtual ns they left the wire */
+    int cpu;                    /* the first byte's writer, -1 not a vCPU */
+    bool cpus;                  /* several vCPUs wrote it */
+    bool cr;                    /* its last byte before '\n' is '\r' */
+    uint32_t n;                 /* bytes on the wire */
+} RsLineStamp;
+#define RS_LINE_STAMPS_MAX      8192
+
 struct RingsideSerialState {
     ISADevice parent_obj;
 
@@ -81,6 +102,10 @@ struct RingsideSerialState {
     uint32_t isairq;
     char *pace_mode;
     bool tx_events;             /* tx-events=: a "tx" event per byte */
+    /* the line reaching the wire, and the last lines that did */
+    RsLineStamp line_cur;
+    bool line_open;             /* line_cur has its first byte */
+    GArray *line_stamps;        /* RsLineStamp, by first */
     CharBackend events;
 
     /*
@@ -151,10 +176,14 @@ struct RingsideSerialState {
     bool thri_pending;
     uint8_t txq[RS_TX_FIFO];    /* bytes waiting for the shift register */
     uint64_t txq_index[RS_TX_FIFO];   /* their byte indexes (events "i") */
+    int64_t txq_vt[RS_TX_FIFO];       /* when written, not migrated */
+    int txq_cpu[RS_TX_FIFO];          /* by which vCPU, not migrated */
     uint8_t txq_head, txq_len;
     bool tsr_busy;              /* a byte is on the wire */
     uint8_t tsr;
     uint64_t tsr_index;
+    int64_t tsr_vt;
+    int tsr_cpu;
     uint8_t tsr_retries;        /* 1: the byte waits for its chardev */
     int64_t tsr_end;            /* virtual ns: the byte is out (or retried) */
     int64_t tsr_hold_start;     /* virtual ns: the chardev first refused it */
@@ -202,6 +231,13 @@ struct RingsideSerialState {
     size_t mailbox_pos;         /* next byte the guest reads, not migrated */
     uint64_t mailbox_waits;     /* reads that found the mailbox empty */
     rs_l1 l1;
+    /*
+     * Without tx-events, consecutive ok brackets of one vCPU, each after
+     * the other on the wire, make one "bracket" event with "count": held
+     * here until the run breaks or the guest stops.  Not migrated.
+     */
+    rs_l1_bracket_info ok_run;
+    uint64_t ok_run_count;
 };
 
 /* ringside-serial.c */
@@ -210,6 +246,15 @@ void ringside_events_printf(RingsideSerialState *s, const char *fmt, ...)
 /* Loading state: refuse it (names the field), leave fresh values behind. */
 int ringside_load_refuse(RingsideSerialState *s, const char *why);
 void ringside_load_forget(RingsideSerialState *s);
+/* A byte reached the wire at @wt: account it to its console line. */
+void ringside_line_byte(RingsideSerialState *s, uint8_t byte, uint64_t index,
+                        int64_t vt, int64_t wt, int cpu);
+/* The line holding byte @first, or NULL if it is not known. */
+const RsLineStamp *ringside_line_stamp(RingsideSerialState *s,
+                                       uint64_t first);
+/* Its "line" event fields after "last" ("vt" ... "cpus"), into @buf. */
+int ringside_line_fields(RingsideSerialState *s, char *buf, size_t size,
+                         uint64_t first, uint64_t last, int64_t vt);
 
 /* ringside-pace.c: the transmitter, in both pacing modes. */
 void ringside_pace_realize(RingsideSerialState *s);
@@ -252,6 +297,8 @@ void ringside_ext_ring(RingsideSerialState *s, const rs_ring *ring);
 void ringside_ext_finish(RingsideSerialState *s);
 void ringside_ext_add_props(Object *obj);
 void ringside_ext_forget(RingsideSerialState *s);
+/* Write the run of ok brackets held back, if any. */
+void ringside_ext_flush(RingsideSerialState *s);
 extern const VMStateDescription vmstate_ringside_ext;
 void ringside_attach_announced(RingsideSerialState *s);
 

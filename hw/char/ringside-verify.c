@@ -67,6 +67,7 @@ static void verify_report(void *opaque, const rs_verdict_info *vi)
     RingsideSerialState *s = opaque;
     const char *name = rs_verdict_name(vi->verdict);
     char extra[160] = "";
+    char stamp[128];
     int n = 0;
 
     s->verify_dirty = true;
@@ -126,11 +127,13 @@ static void verify_report(void *opaque, const rs_verdict_info *vi)
     default:
         break;
     }
+    ringside_line_fields(s, stamp, sizeof(stamp), vi->first, vi->last,
+                         vi->vt);
     ringside_events_printf(s, "{\"v\":%d,\"ev\":\"line\",\"verdict\":\"%s\""
                            ",\"first\":%" PRIu64 ",\"last\":%" PRIu64
-                           ",\"vt\":%" PRId64 ",\"len\":%u%s}\n",
+                           ",\"vt\":%" PRId64 "%s,\"len\":%u%s}\n",
                            RINGSIDE_EVENTS_VERSION, name, vi->first, vi->last,
-                           vi->vt, vi->len, extra);
+                           vi->vt, stamp, vi->len, extra);
 }
 
 /*
@@ -234,6 +237,7 @@ static void verify_vm_state(void *opaque, bool running, RunState state)
     }
     ringside_cost_begin(s, RS_COST_TICK);
     verify_flush_record(s);
+    ringside_ext_flush(s);
     if (state == RUN_STATE_SHUTDOWN || state == RUN_STATE_GUEST_PANICKED ||
         state == RUN_STATE_INTERNAL_ERROR) {
         verify_finish(s, RunState_str(state));

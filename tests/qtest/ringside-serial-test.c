@@ -52,14 +52,15 @@ static void test_tx_recorded(void)
                     ==, LSR_THRE | LSR_TEMT);
 
     g_assert_cmpuint(rs_counter(f.qts, "tx-bytes"), ==, strlen(msg));
-    g_assert_cmpuint(rs_counter(f.qts, "events-written"), ==, strlen(msg) + 1);
+    /* start, a tx per byte, the line (ring=off: unchecked) */
+    g_assert_cmpuint(rs_counter(f.qts, "events-written"), ==, strlen(msg) + 2);
     g_assert_cmpuint(rs_counter(f.qts, "events-dropped"), ==, 0);
 
     console = read_file(f.console);
     g_assert_cmpstr(console, ==, msg);
 
     ev = read_events(f.events);
-    g_assert_cmpuint(ev->len, ==, strlen(msg) + 1);
+    g_assert_cmpuint(ev->len, ==, strlen(msg) + 2);
     g_assert_cmpstr(qdict_get_str(ev->pdata[0], "ev"), ==, "start");
     g_assert_cmpint(qdict_get_int(ev->pdata[0], "iobase"), ==, COM1);
     for (i = 0; i < strlen(msg); i++) {
@@ -79,7 +80,66 @@ static void test_tx_recorded(void)
         g_assert_false(qdict_haskey(e, "loop"));
         last_vt = vt;
     }
+    g_assert_cmpstr(qdict_get_str(ev->pdata[i + 1], "ev"), ==, "line");
     fixture_stop(&f);
+}
+
+/*
+ * The default stream (tx-events=off): one "line" event per console line
+ * with its bytes' indexes, times and writer; a byte that never reaches the
+ * console (loopback) gets a "loop" event, so indexes map to the console.
+ */
+static void test_line_events_default(void)
+{
+    g_autoptr(GError) err = NULL;
+    g_autofree char *dir = g_dir_make_tmp("ringside-qtest-XXXXXX", &err);
+    g_autofree char *con = g_build_filename(dir, "console", NULL);
+    g_autofree char *events = g_build_filename(dir, "events", NULL);
+    g_autoptr(GPtrArray) ev = NULL;
+    g_autofree char *console = NULL;
+    const char *text = "ab\r\ncd\n";
+    QTestState *qts;
+    QDict *l;
+    size_t i;
+
+    qts = qtest_initf("-nodefaults -machine pc -chardev file,id=con,path=%s "
+                      "-chardev file,id=ev,path=%s -device ringside-serial,"
+                      "id=rs,chardev=con,events=ev,ring=off", con, events);
+    qtest_outb(qts, COM1 + REG_LCR, LCR_8N1);
+    for (i = 0; text[i]; i++) {
+        if (i == 5) {           /* 'd' after a loopback byte */
+            qtest_outb(qts, COM1 + REG_MCR, MCR_LOOP);
+            uart_put(qts, 'L');
+            qtest_outb(qts, COM1 + REG_MCR, 0);
+        }
+        uart_put(qts, text[i]);
+        qtest_clock_step(qts, 1000);
+    }
+    qtest_quit(qts);
+    console = read_file(con);
+    g_assert_cmpstr(console, ==, text);
+    ev = read_events(events);
+    g_assert_cmpuint(ev->len, ==, 4);   /* start, line, loop, line */
+    l = ev->pdata[1];
+    g_assert_cmpstr(qdict_get_str(l, "ev"), ==, "line");
+    g_assert_cmpstr(qdict_get_str(l, "verdict"), ==, "unchecked");
+    g_assert_cmpint(qdict_get_int(l, "first"), ==, 0);
+    g_assert_cmpint(qdict_get_int(l, "last"), ==, 3);
+    g_assert_cmpint(qdict_get_int(l, "len"), ==, 2);
+    g_assert_cmpint(qdict_get_int(l, "dt"), ==, 3000);
+    g_assert_cmpint(qdict_get_int(l, "cpu"), ==, -1);
+    g_assert_false(qdict_haskey(l, "cpus"));
+    g_assert_false(qdict_haskey(l, "q"));
+    g_assert_cmpstr(qdict_get_str(ev->pdata[2], "ev"), ==, "loop");
+    g_assert_cmpint(qdict_get_int(ev->pdata[2], "i"), ==, 5);
+    l = ev->pdata[3];
+    g_assert_cmpint(qdict_get_int(l, "first"), ==, 4);
+    g_assert_cmpint(qdict_get_int(l, "last"), ==, 7);
+    g_assert_cmpint(qdict_get_int(l, "len"), ==, 2);
+    g_assert_cmpint(qdict_get_int(l, "dt"), ==, 2000);
+    unlink(con);
+    unlink(events);
+    rmdir(dir);
 }
 
 /* Loopback-mode bytes never reach the wire; they are recorded as such. */
@@ -143,7 +203,7 @@ static void test_events_backpressure(void)
     dropped = rs_counter(f.qts, "events-dropped");
     g_assert_cmpuint(rs_counter(f.qts, "tx-bytes"), ==, n);
     g_assert_cmpuint(dropped, >, 0);
-    g_assert_cmpuint(written + dropped, ==, n + 1);
+    g_assert_cmpuint(written + dropped, ==, n + 1);   /* no line ended */
     console = read_file(f.console);
     g_assert_cmpuint(strlen(console), ==, n);
     fixture_stop(&f);
@@ -535,8 +595,8 @@ static void test_pace_migrate(void)
     ev2 = g_build_filename(dir2, "events", NULL);
     dst = qtest_initf("-nodefaults -machine pc -chardev file,id=con,path=%s "
                       "-chardev file,id=ev,path=%s -device ringside-serial,"
-                      "id=rs,chardev=con,events=ev,pace=line,ring=off "
-                      "-incoming defer", con2, ev2);
+                      "id=rs,chardev=con,events=ev,pace=line,ring=off,"
+                      "tx-events=on -incoming defer", con2, ev2);
     /* qtest's virtual clock is not migrated: bring it to the source's. */
     qtest_clock_step(dst, t_src);
     qtest_qmp_assert_success(dst, "{ 'execute': 'migrate-incoming', "
@@ -611,7 +671,7 @@ static void test_refused_accounted(const void *opaque)
                       "-chardev socket,id=con,path=%s,server=on,wait=off "
                       "-chardev file,id=ev,path=%s "
                       "-device ringside-serial,id=rs,chardev=con,events=ev,"
-                      "ring=off,pace=%s", sock, events, pace);
+                      "ring=off,tx-events=on,pace=%s", sock, events, pace);
     fd = socket(AF_UNIX, SOCK_STREAM, 0);
     g_assert_cmpint(fd, >=, 0);
     g_strlcpy(sa.sun_path, sock, sizeof(sa.sun_path));
@@ -800,6 +860,8 @@ int main(int argc, char **argv)
     g_test_init(&argc, &argv, NULL);
     qtest_add_func("/ringside-serial/tx-recorded", test_tx_recorded);
     qtest_add_func("/ringside-serial/loopback-marked", test_loopback_marked);
+    qtest_add_func("/ringside-serial/line-events-default",
+                   test_line_events_default);
     qtest_add_func("/ringside-serial/no-events-chardev",
                    test_no_events_chardev);
     qtest_add_func("/ringside-serial/events-backpressure",

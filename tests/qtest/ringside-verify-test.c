@@ -100,6 +100,48 @@ static void test_ok(void)
     fixture_stop(&f);
 }
 
+/*
+ * The default stream (tx-events=off) has no "tx" events: each line event
+ * says where its bytes are, when they went and who wrote them, for a line
+ * judged at once and for one kept until the ring was found.
+ */
+static void test_ok_line_stamps(void)
+{
+    static const char *const texts[] = { "before the ring", "after it" };
+    Fixture f = { 0 };
+    Ring r;
+    g_autoptr(GPtrArray) all = NULL;
+    g_autofree char *v = NULL;
+    unsigned i, len0;
+
+    start_attached(&f, &r, ",tx-events=off");
+    for (i = 0; i < 2; i++) {
+        ring_push(&r, texts[i]);
+    }
+    print_rec(f.qts, 0, texts[0]);      /* kept: no ring yet */
+    attach_now(&f);
+    print_rec(f.qts, 1, texts[1]);
+    v = line_verdicts(&f);
+    g_assert_cmpstr(v, ==, "ok ok");
+    len0 = strlen("[    0.001000] before the ring");
+    for (i = 0; i < 2; i++) {
+        g_autoptr(QDict) l = line_event(&f, i);
+
+        g_assert_cmpint(qdict_get_int(l, "first"), ==, i ? len0 + 2 : 0);
+        g_assert_cmpint(qdict_get_int(l, "last"), ==,
+                        i ? len0 + 2 + strlen("[    0.002000] after it") + 1 :
+                        len0 + 1);
+        g_assert_true(qdict_haskey(l, "dt"));
+        g_assert_cmpint(qdict_get_int(l, "cpu"), ==, -1);
+        g_assert_false(qdict_haskey(l, "q"));
+    }
+    all = read_events(f.events);
+    for (i = 0; i < all->len; i++) {
+        g_assert_cmpstr(qdict_get_str(all->pdata[i], "ev"), !=, "tx");
+    }
+    fixture_stop(&f);
+}
+
 /* A byte changed in transit: corrupt, at that byte, with both values. */
 static void test_corrupt(void)
 {
@@ -1145,6 +1187,7 @@ int main(int argc, char **argv)
 
     g_test_init(&argc, &argv, NULL);
     qtest_add_func("/ringside-verify/ok", test_ok);
+    qtest_add_func("/ringside-verify/ok-line-stamps", test_ok_line_stamps);
     qtest_add_func("/ringside-verify/corrupt", test_corrupt);
     qtest_add_func("/ringside-verify/corrupt-lost-byte",
                    test_corrupt_lost_byte);
