@@ -8,21 +8,23 @@
 # edges and ft: features of its last status line), the corpus size, the
 # most guest-memory reads one call made, and whether anything was found.
 #
-# Usage: fuzz-long.sh [-n EXECS] [-j JOBS] [TARGET...]
-#   EXECS default 10000000, JOBS default 2, TARGETs default all
-#   (ring, match, l1).  Exit status 1 if any target found something; its
+# Usage: fuzz-long.sh [-n EXECS] [-t SECONDS] [-j JOBS] [TARGET...]
+#   EXECS default 10000000 (-t: stop after SECONDS, whichever is first),
+#   JOBS default 2, TARGETs default all (ring, match, l1, state).  A run
+#   interrupted (SIGINT) still prints its figures.  Exit status 1 if any target found something; its
 #   reproducer is $RINGSIDE_CACHE/fuzz/<target>-crash-* (replay it with
 #   $RINGSIDE_CACHE/fuzz/fuzz-<target> FILE).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 . "$RINGSIDE_ROOT/tests/fuzz/fuzz-lib.sh"
 
-execs=10000000 jobs=2
-while getopts "n:j:" o; do
+execs=10000000 jobs=2 secs=0
+while getopts "n:t:j:" o; do
     case $o in
     n) execs=$OPTARG ;;
+    t) secs=$OPTARG ;;
     j) jobs=$OPTARG ;;
-    *) die "usage: fuzz-long.sh [-n EXECS] [-j JOBS] [TARGET...]" ;;
+    *) die "usage: fuzz-long.sh [-n EXECS] [-t SECONDS] [-j JOBS] [TARGET...]" ;;
     esac
 done
 shift $((OPTIND - 1))
@@ -43,19 +45,21 @@ for t in "${targets[@]}"; do
 done
 
 run() {
-    local t=$1 t0 t1
+    local t=$1 t0 rc=0
     t0=$(date +%s)
     (cd "$work" && FUZZ_READ_STATS=1 exec nice -n 10 "./fuzz-$t" \
-        -runs="$execs" -max_len=2048 -print_final_stats=1 \
+        -runs="$execs" -max_total_time="$secs" -max_len=2048 \
+        -print_final_stats=1 -interrupted_exit_code=72 \
         -artifact_prefix="$work/$t-" "corpus/$t" "seeds/$t" \
-        >"fuzz-$t.log" 2>&1)
-    local rc=$?
-    t1=$(date +%s)
-    echo "$((t1 - t0))" >"$work/fuzz-$t.secs"
+        >"fuzz-$t.log" 2>&1) || rc=$?
+    echo "$(($(date +%s) - t0))" >"$work/fuzz-$t.secs"
     return "$rc"
 }
 
-echo "fuzzing ${targets[*]}, $execs inputs each, $jobs at a time; logs in $work"
+limit=""
+[ "$secs" -eq 0 ] || limit=" (at most $secs s)"
+echo "fuzzing ${targets[*]}, $execs inputs each$limit, $jobs at a time;" \
+    "logs in $work"
 declare -A pid=() rc=()
 running=()
 for t in "${targets[@]}"; do
@@ -75,12 +79,16 @@ status=0
 for t in "${targets[@]}"; do
     log=$work/fuzz-$t.log
     reads=$(sed -n 's/^stat::max_reads_per_call: //p' "$log" | tail -n1)
+    refused=$(sed -n 's/^stat::max_refused_per_call: //p' "$log" | tail -n1)
     line="fuzz-$t: $(fuzz_figures "$log") in $(cat "$work/fuzz-$t.secs") s,"
     line+=" corpus $(find "$work/corpus/$t" -type f | wc -l),"
     [ -z "$reads" ] || line+=" max reads per call $reads,"
+    [ -z "$refused" ] || line+=" max refused $refused,"
     line=${line%,}
     if [ "${rc[$t]}" -eq 0 ]; then
         echo "$line: no finding"
+    elif [ "${rc[$t]}" -eq 72 ]; then
+        echo "$line: interrupted, no finding"
     else
         echo "$line: FINDING"
         fuzz_finding "$log" | sed 's/^/    /'
