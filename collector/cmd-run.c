@@ -119,6 +119,10 @@ int rs_cmd_run(int argc, char **argv)
           "(default: a new directory under /tmp)", "DIR" },
         { "quiet", 'q', 0, G_OPTION_ARG_NONE, &quiet,
           "Print only the summary line", NULL },
+        { "tx-events", 0, 0, G_OPTION_ARG_NONE, &cfg.tx_events,
+          "Also a \"tx\" event per byte in events.jsonl (the device's "
+          "tx-events=on: some 30 times the volume, for a byte-level look)",
+          NULL },
         { "print-qemu", 0, 0, G_OPTION_ARG_NONE, &cfg.print_only,
           "Print the QEMU command line (shell-quoted) instead of running it",
           NULL },

@@ -59,7 +59,7 @@ void rs_fuzz_case_config(const RsFuzzEnv *env, const RsFuzzCase *c,
      */
     cfg->no_ram_file = env->no_ram_file;
     /* Per-byte events are most of a storm case's time: verdicts suffice. */
-    cfg->no_tx_events = env->no_tx_events;
+    cfg->tx_events = !env->no_tx_events;
     cfg->patient = TRUE;
     cfg->smp = c->sc.smp;
     cfg->outdir = g_strdup(c->dir);

@@ -273,7 +273,7 @@ static GPtrArray *build_argv(const RsGuestConfig *cfg, const RsGuestResult *res)
     ARG("file,id=events,path=%s", res->events_path);
     ARG("-device");
     ARG("ringside-serial,id=ringside0,chardev=console,events=events,pace=%s"
-        "%s%s%s", cfg->pace, cfg->no_tx_events ? ",tx-events=off" : "",
+        "%s%s%s", cfg->pace, cfg->tx_events ? ",tx-events=on" : "",
         cfg->mailbox ? ",mailbox=" : "", cfg->mailbox ? cfg->mailbox : "");
     if (cfg->oracle) {
         /* A plain 16550 at COM2's address: the guest's ttyS1. */

@@ -25,7 +25,7 @@ typedef struct {
     int memory_mib;
     int timeout_s;
     gboolean print_only;    /* print the QEMU command line, do not run */
-    gboolean no_tx_events;  /* the device's verdicts only, no byte events */
+    gboolean tx_events;     /* a "tx" event per byte besides the lines' */
     gboolean patient;       /* at the timeout, wait on (up to 3 times as
                              * long) while the console still grows */
     gboolean no_ram_file;   /* anonymous guest RAM: cheaper to restore, but

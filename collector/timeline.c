@@ -104,7 +104,11 @@ struct RsTimeline {
     guint nlanes, ncpus;
     gboolean other_lane;    /* lines not from a vCPU, from one past
                              * TL_CPUS_MAX, or from one not known */
-    gboolean no_bytes;      /* the device ran with tx-events=off */
+    gboolean no_bytes;      /* neither "tx" events nor line stamps (a
+                             * schema 2 stream with tx-events=off) */
+    char *console;          /* console.log: the text of a stream of line
+                             * events alone (schema 3's default) */
+    gsize console_len;
     gint64 tmin, tmax, offset;
     gboolean has_offset;
 };
@@ -125,12 +129,32 @@ static double lane_y(guint lane)
 }
 
 /* The line's text from its bytes, without the line end, shortened. */
-static void line_text(GString *o, RsEventStream *s, const RsLineVerdict *lv)
+static void line_text(GString *o, const RsTimeline *tl,
+                      const RsLineVerdict *lv)
 {
+    RsEventStream *s = tl->s;
     RsTxByte *b = rs_event_stream_byte(s, lv->first);
     guint i, n = 0;
     char buf[TL_TEXT_MAX + 1];
 
+    if (!b && tl->console) {
+        /* no bytes in the stream: the console got them */
+        guint64 off, len;
+
+        rs_event_stream_console_span(s, lv->first, lv->last, &off, &len);
+        for (; off < tl->console_len && len && n < TL_TEXT_MAX; off++, len--) {
+            char c = tl->console[off];
+
+            if (c != '\r' && c != '\n') {
+                buf[n++] = c;
+            }
+        }
+        rs_html_esc_len(o, buf, n);
+        if (n == TL_TEXT_MAX) {
+            g_string_append(o, "\xe2\x80\xa6");
+        }
+        return;
+    }
     if (!b) {
         return;
     }
@@ -215,7 +239,7 @@ static void timeline_build(RsTimeline *tl, guint smp)
     tl->lost = g_array_new(FALSE, FALSE, sizeof(TlLost));
     tl->tmin = G_MAXINT64;
     tl->tmax = G_MININT64;
-    tl->no_bytes = s->tx->len == 0;
+    tl->no_bytes = s->tx->len == 0 && s->version < 3;
 
     for (i = 0; i < s->lines->len; i++) {
         const RsLineVerdict *lv = &g_array_index(s->lines, RsLineVerdict, i);
@@ -226,12 +250,15 @@ static void timeline_build(RsTimeline *tl, guint smp)
          * Without its bytes a line is a mark at the time of its last
          * byte, in the lane of the vCPU that bracketed its record.
          */
-        l.cpu = b ? b->cpu : span_cpu(spans, lv->first);
+        l.cpu = b ? b->cpu : lv->has_stamp ? lv->cpu :
+                span_cpu(spans, lv->first);
         if (l.cpu >= TL_CPUS_MAX) {
             l.cpu = -1;
         }
         if (b) {
             l.t0 = MIN(byte_time(b), l.t1);
+        } else if (lv->has_stamp) {
+            l.t0 = MIN(lv->first_vt_ns, l.t1);   /* on the wire, as vt */
         }
         l.style = line_style(lv->verdict);
         maxcpu = MAX(maxcpu, l.cpu);
@@ -320,6 +347,7 @@ void rs_timeline_free(RsTimeline *tl)
         g_clear_pointer(&tl->ticks, g_array_unref);
         g_clear_pointer(&tl->lost, g_array_unref);
         g_clear_pointer(&tl->s, rs_event_stream_free);
+        g_free(tl->console);
         g_free(tl);
     }
 }
@@ -376,7 +404,7 @@ static void tl_line_rect(GString *o, const RsTimeline *tl, const TlLine *l)
     }
     g_string_append_printf(o, ", %.3f\xe2\x80\x93%.3f ms\n", l->t0 / 1e6,
                            l->t1 / 1e6);
-    line_text(o, tl->s, l->lv);
+    line_text(o, tl, l->lv);
     g_string_append(o, "</title></rect>");
 }
 
@@ -661,6 +689,11 @@ RsTimeline *rs_timeline_load(const char *rundir, guint smp, GError **error)
                     "%s: empty event stream", events);
         return NULL;
     }
+    if (!tl->s->tx->len) {
+        g_autofree char *con = g_build_filename(rundir, "console.log", NULL);
+
+        g_file_get_contents(con, &tl->console, &tl->console_len, NULL);
+    }
     timeline_build(tl, smp);
     return g_steal_pointer(&tl);
 }
@@ -699,9 +732,9 @@ void rs_timeline_html(GString *o, const RsTimeline *tl)
     tl_lost_list(o, tl);
     g_string_append(o, "<p class=\"note\">");
     if (tl->no_bytes) {
-        g_string_append(o, "This run has no byte events (the device ran "
-                        "with tx-events=off, as ringside fuzz runs unless "
-                        "given --wire-events): each console line is a mark "
+        g_string_append(o, "This run has no byte events nor line times (a "
+                        "schema 2 stream from a device with tx-events=off): "
+                        "each console line is a mark "
                         "at the time of its last byte on the wire, in the "
                         "lane of the vCPU that bracketed its record (level "
                         "1), else in one lane.");
