@@ -40,6 +40,12 @@ static void ringside_events_flush(RingsideSerialState *s);
 /* ... and given up on (its queue dropped, counted) after this long. */
 #define EVENTS_STALL_MAX_NS     (10 * NANOSECONDS_PER_SECOND)
 
+/* Whether the record at @p is a "line" event: {"v":N,"ev":"line",... */
+static bool ringside_event_is_line(const char *p, size_t len)
+{
+    return memmem(p, MIN(len, 24), ",\"ev\":\"line\"", 12) != NULL;
+}
+
 static size_t ringside_events_queued(RingsideSerialState *s)
 {
     return s->queue->len - s->queue_head;
@@ -79,6 +85,10 @@ static void ringside_events_give_up(RingsideSerialState *s)
     }
     for (i = keep; i < n; i++) {
         records += p[i] == '\n';
+        if (i == keep || p[i - 1] == '\n') {
+            s->unreported_lines += ringside_event_is_line((const char *)p + i,
+                                                          n - i);
+        }
     }
     s->events_written -= MIN(records, s->events_written);
     s->events_dropped += records;
@@ -161,9 +171,13 @@ static void ringside_events_flush(RingsideSerialState *s)
 static void ringside_events_emit(RingsideSerialState *s, const char *line,
                                  size_t len)
 {
+    bool is_line = ringside_event_is_line(line, len);
+
+    s->lines_emitted += is_line;
     if (ringside_events_queued(s) + len > RINGSIDE_EVENTS_QUEUE_MAX) {
         s->events_dropped++;
         s->unreported_drops++;
+        s->unreported_lines += is_line;
         trace_ringside_serial_event_dropped(s->events_dropped);
         return;
     }
@@ -186,11 +200,14 @@ void ringside_events_printf(RingsideSerialState *s, const char *fmt, ...)
     if (s->unreported_drops &&
         ringside_events_queued(s) + sizeof(line) <= RINGSIDE_EVENTS_QUEUE_MAX) {
         uint64_t lost = s->unreported_drops;
+        uint64_t lost_lines = s->unreported_lines;
 
         s->unreported_drops = 0;
+        s->unreported_lines = 0;
         len = snprintf(line, sizeof(line),
-                       "{\"v\":%d,\"ev\":\"lost\",\"events\":%" PRIu64 "}\n",
-                       RINGSIDE_EVENTS_VERSION, lost);
+                       "{\"v\":%d,\"ev\":\"lost\",\"events\":%" PRIu64
+                       ",\"lines\":%" PRIu64 "}\n",
+                       RINGSIDE_EVENTS_VERSION, lost, lost_lines);
         ringside_events_emit(s, line, len);
     }
 
@@ -199,6 +216,10 @@ void ringside_events_printf(RingsideSerialState *s, const char *fmt, ...)
     va_end(ap);
     if (len <= 0) {
         return;
+    }
+    if (!s->start_record && len > 0 && len < sizeof(line) &&
+        memmem(line, MIN(len, 24), ",\"ev\":\"start\"", 13)) {
+        s->start_record = g_strndup(line, len - (line[len - 1] == '\n'));
     }
     if (len >= sizeof(line)) {
         /* Counters the guest drives can make a summary this long. */
@@ -482,6 +503,28 @@ static void ringside_load_vm_state(void *opaque, bool running,
     }
 }
 
+/*
+ * A client connected to the events chardev (a socket's, again after a
+ * drop): tell it where the stream stands, so that it can begin a run it
+ * did not see start and count the lines it missed.  Queued records go
+ * first.
+ */
+static void ringside_events_event(void *opaque, QEMUChrEvent event)
+{
+    RingsideSerialState *s = opaque;
+
+    if (event != CHR_EVENT_OPENED || !s->start_record) {
+        return;
+    }
+    ringside_events_printf(s, "{\"v\":%d,\"ev\":\"connected\",\"lines\":%"
+                           PRIu64 ",\"start\":%s}\n", RINGSIDE_EVENTS_VERSION,
+                           s->lines_emitted, s->start_record);
+    timer_del(s->events_retry);
+    s->events_backoff_ns = 0;
+    s->events_stall_start = 0;
+    ringside_events_flush(s);
+}
+
 static void ringside_serial_realize(DeviceState *dev, Error **errp)
 {
     RingsideSerialState *s = RINGSIDE_SERIAL(dev);
@@ -534,6 +577,8 @@ static void ringside_serial_realize(DeviceState *dev, Error **errp)
                           "ringside-serial", 8);
     isa_register_ioport(isadev, &s->io, s->iobase);
 
+    qemu_chr_fe_set_handlers(&s->events, NULL, NULL, ringside_events_event,
+                             NULL, s, NULL, true);
     ringside_events_printf(s,
                            "{\"v\":%d,\"ev\":\"start\",\"dev\":\"%s\""
                            ",\"iobase\":%u,\"irq\":%u,\"pace\":\"%s\"}\n",
@@ -754,6 +799,7 @@ static void ringside_serial_instance_finalize(Object *obj)
     RingsideSerialState *s = RINGSIDE_SERIAL(obj);
 
     g_byte_array_free(s->queue, true);
+    g_free(s->start_record);
     g_array_free(s->line_stamps, true);
 }
 

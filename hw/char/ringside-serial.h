@@ -126,6 +126,14 @@ struct RingsideSerialState {
     bool events_partial;        /* the backend has part of a record */
     /* Records dropped since the last "lost" record was written. */
     uint64_t unreported_drops;
+    /*
+     * For a reader that joins the stream late (a socket chardev's client,
+     * reconnected): the run's "start" record, the "line" records made so
+     * far (written or dropped), and those dropped since the last "lost".
+     */
+    char *start_record;
+    uint64_t lines_emitted;
+    uint64_t unreported_lines;
 
     /* Counters, exported read-only as QOM properties. */
     uint64_t tx_bytes;
