@@ -7,6 +7,7 @@
 #include "domxml.h"
 #include "errors.h"
 #include "follow.h"
+#include "evsocket.h"
 #include "virt.h"
 
 #include <errno.h>
@@ -23,6 +24,11 @@ typedef struct {
     char *domain;           /* NULL: --all */
     char *outdir;           /* --all: one NAME.jsonl each */
     gboolean json, no_events, resume;
+    char *events_socket;    /* --events-socket: overrides the domain's */
+    char *keep_events;      /* --keep-events FILE */
+    goffset rotate_size;
+    int rotate_count;
+    FILE *journal;          /* --journal */
     int boots;              /* stop after this many boots ended; 0 never */
     int boots_ended;
     gboolean all_clean;
@@ -53,6 +59,41 @@ static const char *stop_reason(int detail)
     default:
         return "stopped";
     }
+}
+
+/* "64M" and the like: bytes, with K, M or G (powers of 1024). */
+static gboolean rs_parse_size(const char *s, goffset *out)
+{
+    char *end;
+    guint64 v = g_ascii_strtoull(s, &end, 10);
+    int shift = 0;
+
+    if (end == s) {
+        return FALSE;
+    }
+    switch (g_ascii_toupper(*end)) {
+    case 'K':
+        shift = 10;
+        break;
+    case 'M':
+        shift = 20;
+        break;
+    case 'G':
+        shift = 30;
+        break;
+    case '\0':
+        break;
+    default:
+        return FALSE;
+    }
+    if (shift && end[1]) {
+        return FALSE;
+    }
+    if (v > (guint64)(G_MAXINT64 >> shift)) {
+        return FALSE;
+    }
+    *out = (goffset)(v << shift);
+    return TRUE;
 }
 
 static void on_boot_ended(RsFollower *f G_GNUC_UNUSED, gboolean clean,
@@ -108,11 +149,41 @@ static gboolean inspect(Attach *a, virDomainPtr dom, char **events,
             return FALSE;
         }
     }
+    if (a->events_socket && !a->no_events) {
+        *events = g_strdup(a->events_socket);
+        return TRUE;
+    }
+    /* A socket chardev is read wherever it can be reached. */
+    if (path && !a->no_events && rs_ev_socket_address(path)) {
+        *events = g_steal_pointer(&path);
+        return TRUE;
+    }
     dir = path ? g_path_get_dirname(path) : NULL;
     if (path && !a->no_events && g_file_test(dir, G_FILE_TEST_IS_DIR)) {
         *events = g_steal_pointer(&path);
     }
     return TRUE;
+}
+
+/*
+ * Where a socket's events are kept: --keep-events, else next to a local
+ * socket (NAME.ringside-events.sock -> NAME.ringside-events.jsonl); a TCP
+ * stream is not kept unless asked.
+ */
+static char *keep_path(Attach *a, const char *address)
+{
+    const char *path = address + 5;
+
+    if (a->keep_events) {
+        return g_strdup(a->keep_events);
+    }
+    if (!g_str_has_prefix(address, "unix:")) {
+        return NULL;
+    }
+    if (g_str_has_suffix(path, ".sock")) {
+        return g_strdup_printf("%.*s.jsonl", (int)strlen(path) - 5, path);
+    }
+    return g_strdup_printf("%s.jsonl", path);
 }
 
 static RsFollower *follow(Attach *a, virDomainPtr dom, GError **error)
@@ -137,11 +208,34 @@ static RsFollower *follow(Attach *a, virDomainPtr dom, GError **error)
         }
         g_ptr_array_add(a->files, out);
     }
-    f = rs_follower_new(name, events, out, a->json || a->outdir,
-                        on_boot_ended, a);
+    if (events && rs_ev_socket_address(events)) {
+        g_autofree char *keep = keep_path(a, events);
+
+        f = rs_follower_new(name, NULL, out, a->json || a->outdir,
+                            on_boot_ended, a);
+        if (!rs_follower_set_socket(f, events, keep, a->rotate_size,
+                                    a->rotate_count, error)) {
+            rs_follower_free(f);
+            return NULL;
+        }
+        if (keep) {
+            rs_follower_say(f, "events", "keeping the events in %s (%"
+                            G_GOFFSET_FORMAT " bytes a file, %d older "
+                            "files)", keep, a->rotate_size,
+                            a->rotate_count);
+        }
+    } else {
+        f = rs_follower_new(name, events, out, a->json || a->outdir,
+                            on_boot_ended, a);
+    }
     rs_follower_set_resume(f, a->resume);
+    if (a->journal) {
+        rs_follower_set_journal(f, a->journal);
+    }
     g_hash_table_insert(a->followers, g_strdup(name), f);
     rs_follower_say(f, "attached", "following %s on %s; %s", name, a->uri,
+                    events && rs_ev_socket_address(events) ?
+                    "verdicts from the device's event socket" :
                     events ? "verdicts from the device's event file" :
                     "no event file read: console lines, verdict counts "
                     "over QMP");
@@ -327,7 +421,8 @@ int rs_cmd_attach(int argc, char **argv)
 {
     g_autoptr(GOptionContext) ctx = NULL;
     g_autoptr(GError) error = NULL;
-    Attach a = { .lifecycle_id = -1, .all_clean = TRUE };
+    Attach a = { .lifecycle_id = -1, .all_clean = TRUE, .rotate_count = 4 };
+    g_autofree char *rotate_size = NULL, *journal = NULL;
     gboolean all = FALSE;
     guint sig_int, sig_term;
     int status = 1;
@@ -350,6 +445,21 @@ int rs_cmd_attach(int argc, char **argv)
         { "resume", 0, 0, G_OPTION_ARG_NONE, &a.resume,
           "Resume a paused domain once its console is open (start it with "
           "virsh start --paused: nothing it prints is missed)", NULL },
+        { "events-socket", 0, 0, G_OPTION_ARG_STRING, &a.events_socket,
+          "Read the device's events from this socket chardev instead of "
+          "the one the domain names (another host's, forwarded)",
+          "unix:PATH|tcp:HOST:PORT" },
+        { "keep-events", 0, 0, G_OPTION_ARG_FILENAME, &a.keep_events,
+          "Keep the events read from a socket in FILE, rotated (default: "
+          "next to a local socket, as NAME.ringside-events.jsonl)", "FILE" },
+        { "rotate-size", 0, 0, G_OPTION_ARG_STRING, &rotate_size,
+          "Rotate the kept events at this size (default 64M)", "BYTES[KMG]" },
+        { "rotate-count", 0, 0, G_OPTION_ARG_INT, &a.rotate_count,
+          "Rotated event files kept: FILE.1 .. FILE.N (default 4)", "N" },
+        { "journal", 0, 0, G_OPTION_ARG_FILENAME, &journal,
+          "Also write each console line (and each record that never "
+          "reached the console) as a journal entry in the Journal Export "
+          "Format to FILE, appending (- for standard output)", "FILE" },
         { "no-events", 0, 0, G_OPTION_ARG_NONE, &a.no_events,
           "Do not read the device's event file even if this host has it: "
           "console lines and QMP counters only", NULL },
@@ -372,6 +482,38 @@ int rs_cmd_attach(int argc, char **argv)
     if (a.boots < 0) {
         g_printerr("ringside attach: --boots must be 0 or more\n");
         return 2;
+    }
+    if ((a.events_socket || a.keep_events) && all) {
+        g_printerr("ringside attach: --events-socket and --keep-events are "
+                   "for one --domain\n");
+        return 2;
+    }
+    if (a.events_socket && !rs_ev_socket_address(a.events_socket)) {
+        g_printerr("ringside attach: --events-socket takes unix:PATH or "
+                   "tcp:HOST:PORT\n");
+        return 2;
+    }
+    a.rotate_size = 64 * 1024 * 1024;
+    if (rotate_size && !rs_parse_size(rotate_size, &a.rotate_size)) {
+        g_printerr("ringside attach: --rotate-size %s: expected a size in "
+                   "bytes, with K, M or G\n", rotate_size);
+        return 2;
+    }
+    if (a.rotate_count < 0 || a.rotate_count > 1000 ||
+        a.rotate_size < 4096) {
+        g_printerr("ringside attach: --rotate-count must be 0..1000 and "
+                   "--rotate-size at least 4K\n");
+        return 2;
+    }
+    if (journal && !strcmp(journal, "-")) {
+        a.journal = stdout;
+    } else if (journal) {
+        a.journal = fopen(journal, "a");
+        if (!a.journal) {
+            g_printerr("ringside attach: cannot write %s: %s\n", journal,
+                       g_strerror(errno));
+            return 1;
+        }
     }
     if (!a.uri) {
         a.uri = g_strdup("qemu:///system");
@@ -413,5 +555,10 @@ out:
     g_free(a.uri);
     g_free(a.domain);
     g_free(a.outdir);
+    g_free(a.events_socket);
+    g_free(a.keep_events);
+    if (a.journal && a.journal != stdout) {
+        fclose(a.journal);
+    }
     return status;
 }

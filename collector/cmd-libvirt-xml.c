@@ -41,7 +41,7 @@ int rs_cmd_libvirt_xml(int argc, char **argv)
     g_autofree char *kernel = NULL, *initrd = NULL, *case_name = NULL;
     g_autofree char *append = NULL, *xml = NULL, *out = NULL;
     g_autofree char *emulator = NULL;
-    gboolean define = FALSE, shared = FALSE;
+    gboolean define = FALSE, shared = FALSE, events_socket = FALSE;
     int memory = 256, vcpus = 2;
     RsDomXmlOptions opt = { 0 };
     RsGuestConfig defaults = { 0 };
@@ -65,6 +65,11 @@ int rs_cmd_libvirt_xml(int argc, char **argv)
         { "events", 0, 0, G_OPTION_ARG_FILENAME, &events,
           "File the device appends its events to (default "
           "/var/lib/libvirt/qemu/NAME.ringside-events.jsonl)", "FILE" },
+        { "events-socket", 0, 0, G_OPTION_ARG_NONE, &events_socket,
+          "The device writes its events to a socket that ringside attach "
+          "reads and keeps in rotated files (default unix:/var/lib/libvirt/"
+          "qemu/NAME.ringside-events.sock; or give --events unix:PATH or "
+          "tcp:HOST:PORT)", NULL },
         { "shared-memory", 0, 0, G_OPTION_ARG_NONE, &shared,
           "Back guest RAM with a file shared with the host, so that "
           "ringside attach reads the printk ring too (always with --new)",
@@ -126,6 +131,7 @@ int rs_cmd_libvirt_xml(int argc, char **argv)
     opt.pace = pace;
     opt.shared_memory = shared || new_name;
     opt.events = events;
+    opt.socket = events_socket;
 
     if (define || domain) {
         rs_virt_init();

@@ -117,7 +117,8 @@ static gboolean is_events_chardev(const char *opts)
 {
     g_autofree char *id = opt_value(opts, "id");
 
-    return g_str_has_prefix(opts, "file,") &&
+    return (g_str_has_prefix(opts, "file,") ||
+            g_str_has_prefix(opts, "socket,")) &&
            g_strcmp0(id, RS_EVENTS_CHARDEV) == 0;
 }
 
@@ -256,6 +257,43 @@ static xmlNode *serial_port0(xmlNode *devices)
     return first;
 }
 
+char *rs_domxml_default_socket(const char *name)
+{
+    return g_strdup_printf("unix:/var/lib/libvirt/qemu/%s.ringside-events."
+                           "sock", name);
+}
+
+/*
+ * The -chardev for @events: a file QEMU appends to, or a listening
+ * socket ("unix:PATH", "tcp:HOST:PORT") that ringside attach reads and
+ * keeps rotated files of; wait=off: the guest never waits for a reader.
+ */
+static char *events_chardev(const char *events)
+{
+    g_autofree char *esc = NULL;
+
+    if (g_str_has_prefix(events, "unix:")) {
+        esc = opt_escape(events + 5);
+        return g_strdup_printf("socket,id=%s,path=%s,server=on,wait=off",
+                               RS_EVENTS_CHARDEV, esc);
+    }
+    if (g_str_has_prefix(events, "tcp:")) {
+        const char *port = strrchr(events + 4, ':');
+        g_autofree char *host = NULL;
+
+        if (!port || port == events + 4 || !port[1]) {
+            return NULL;
+        }
+        host = g_strndup(events + 4, port - (events + 4));
+        esc = opt_escape(host);
+        return g_strdup_printf("socket,id=%s,host=%s,port=%s,server=on,"
+                               "wait=off", RS_EVENTS_CHARDEV, esc, port + 1);
+    }
+    esc = opt_escape(events);
+    return g_strdup_printf("file,id=%s,path=%s,append=on", RS_EVENTS_CHARDEV,
+                           esc);
+}
+
 char *rs_domxml_patch(const char *xml, const RsDomXmlOptions *opt,
                       GError **error)
 {
@@ -318,7 +356,7 @@ char *rs_domxml_patch(const char *xml, const RsDomXmlOptions *opt,
     }
     old = take_events_chardev(cmd, ns);
     if (opt->events) {
-        path = opt_escape(opt->events);
+        path = g_strdup(opt->events);
     } else {
         g_autofree char *name = NULL;
         g_autofree char *events = NULL;
@@ -336,11 +374,17 @@ char *rs_domxml_patch(const char *xml, const RsDomXmlOptions *opt,
                         "<name>; give one");
             return NULL;
         }
-        events = rs_domxml_default_events(name);
-        path = opt_escape(events);
+        events = opt->socket ? rs_domxml_default_socket(name) :
+                 rs_domxml_default_events(name);
+        path = g_strdup(events);
     }
-    chardev = g_strdup_printf("file,id=%s,path=%s,append=on",
-                              RS_EVENTS_CHARDEV, path);
+    chardev = events_chardev(path);
+    if (!chardev) {
+        g_set_error(error, RS_ERROR, RS_ERROR_BAD_INPUT,
+                    "events %s: expected a file, unix:PATH or "
+                    "tcp:HOST:PORT", path);
+        return NULL;
+    }
     new_child_attr(cmd, ns, "arg", "value", "-chardev");
     new_child_attr(cmd, ns, "arg", "value", chardev);
 
@@ -442,7 +486,21 @@ gboolean rs_domxml_inspect(const char *xml, gboolean *ringside,
         if (is_elem(n, "arg", ns) && m && is_elem(m, "arg", ns) &&
             !strcmp(arg_value(n, &va), "-chardev") &&
             is_events_chardev(arg_value(m, &vb))) {
-            *events = opt_value((const char *)vb, "path");
+            g_autofree char *path = opt_value((const char *)vb, "path");
+
+            g_free(*events);
+            if (g_str_has_prefix((const char *)vb, "file,")) {
+                *events = g_steal_pointer(&path);
+            } else if (path) {
+                *events = g_strdup_printf("unix:%s", path);
+            } else {
+                g_autofree char *host = opt_value((const char *)vb, "host");
+                g_autofree char *port = opt_value((const char *)vb, "port");
+
+                *events = g_strdup_printf("tcp:%s:%s", host && *host ?
+                                          host : "localhost",
+                                          port ? port : "0");
+            }
         }
         xmlFree(va);
         xmlFree(vb);

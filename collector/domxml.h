@@ -15,8 +15,10 @@
 
 typedef struct {
     char *qemu;         /* the fork's qemu-system-x86_64 (<emulator>) */
-    char *events;       /* events file, appended to by each boot; NULL:
-                         * rs_domxml_default_events(<name>) */
+    char *events;       /* events file, appended to by each boot, or a
+                         * socket "unix:PATH" / "tcp:HOST:PORT" that
+                         * attach reads; NULL: the default for <name> */
+    gboolean socket;    /* the default is rs_domxml_default_socket() */
     char *pace;         /* ringside-serial pace=, NULL: the device's */
     gboolean shared_memory; /* guest RAM in a file shared with the host,
                              * so that attach can read the printk ring */
@@ -30,6 +32,8 @@ typedef struct {
 
 /* The events file ringside libvirt-xml picks for domain @name. */
 char *rs_domxml_default_events(const char *name);
+/* ... and the socket, "unix:PATH", with --events-socket. */
+char *rs_domxml_default_socket(const char *name);
 
 /* A complete domain: direct kernel boot, TCG, no disks. */
 char *rs_domxml_new(const RsDomSpec *spec, const RsDomXmlOptions *opt,
@@ -45,7 +49,7 @@ char *rs_domxml_patch(const char *xml, const RsDomXmlOptions *opt,
 
 /*
  * Whether @xml has the addition, and the events file it names (NULL if
- * none).  FALSE with @error only when @xml is not a domain at all.
+ * none; "unix:PATH" or "tcp:HOST:PORT" for a socket).  FALSE with @error only when @xml is not a domain at all.
  */
 gboolean rs_domxml_inspect(const char *xml, gboolean *ringside,
                            char **events, GError **error);

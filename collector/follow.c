@@ -3,6 +3,10 @@
 #include "follow.h"
 #include "errors.h"
 #include "events.h"
+#include "evledger.h"
+#include "evrotate.h"
+#include "evsocket.h"
+#include "journal.h"
 #include "jsontext.h"
 #include "l1verdicts.h"
 #include "ringscrape.h"
@@ -21,6 +25,7 @@
 /* Later lines looked for, to tell a lost line from a slow stream. */
 #define LOOKAHEAD           8
 #define EVENTS_POLL_MS      100
+#define SOCKET_RETRY_MS     500
 #define CONSOLE_RETRY_MS    1000
 #define QMP_POLL_MS         1000
 /* Forget shown bytes once this many are held, keeping a margin. */
@@ -61,9 +66,17 @@ struct RsFollower {
     gint64 console_since_ns;    /* host time it opened; 0: closed */
     GByteArray *console;        /* this boot's bytes from the stream */
     gsize cursor;               /* judged lines found up to here */
+    gint64 line_wait_ns;        /* waiting for the console's next line */
     gsize line_start;           /* console-only: the open line begins */
 
     char *events_path;          /* NULL: console-only */
+    /* A socket chardev's stream instead of a file (events_path names it) */
+    RsEvSocket *evsock;
+    RsRotator *rot;             /* where its records are kept, or NULL */
+    RsLedger ledger;            /* its line accounting */
+    guint64 boot_gaps;          /* lines this boot the stream did not bring */
+    gboolean sock_said_down;
+    FILE *journal;              /* export-format entries, or NULL */
     int fd;
     gboolean skipped_history;
     goffset history_size;       /* the file's size when we began */
@@ -158,6 +171,41 @@ static GByteArray *line_bytes(RsEventStream *s, const RsLineVerdict *lv)
     return raw;
 }
 
+/*
+ * For a stream without per-byte records: the judged line's text is the
+ * next console line of its length (@len, without CR LF), among the next
+ * LOOKAHEAD lines.  1: found (its text in *@raw), 0: the console has not
+ * brought that many lines yet, -1: not there (missed).
+ */
+static int console_line_by_len(RsFollower *f, guint32 len, GByteArray **raw)
+{
+    const guint8 *data = f->console->data;
+    gsize pos = f->cursor;
+    guint k;
+
+    for (k = 0; k < LOOKAHEAD; k++) {
+        const guint8 *nl = memchr(data + pos, '\n', f->console->len - pos);
+        gsize end, n;
+
+        if (!nl) {
+            return 0;
+        }
+        end = nl - data;
+        n = end - pos;
+        if (n && data[end - 1] == '\r') {
+            n--;
+        }
+        if (n == len) {
+            *raw = g_byte_array_new();
+            g_byte_array_append(*raw, data + pos, n);
+            f->cursor = end + 1;
+            return 1;
+        }
+        pos = end + 1;
+    }
+    return -1;
+}
+
 static gboolean console_find(RsFollower *f, const GByteArray *raw)
 {
     const guint8 *hay = f->console->data + f->cursor;
@@ -211,6 +259,19 @@ static void write_line(RsFollower *f, const char *verdict, gboolean has_seq,
 {
     len = text_len(text, len);
     f->console_counts[con]++;
+    if (f->journal) {
+        const RsScrapedRecord *r = f->scrape && has_seq ?
+                                   rs_ring_scrape_get(f->scrape, seq) : NULL;
+        RsJournalEntry e = {
+            .domain = f->name, .boot = f->boot, .ev = "line",
+            .verdict = verdict, .vt_ns = vt_ns, .cpu = cpu,
+            .has_seq = has_seq, .seq = seq, .level = r ? r->level : -1,
+            .console = console_names[con], .text = (const char *)text,
+            .len = len,
+        };
+
+        rs_journal_write(f->journal, &e);
+    }
     if (f->json) {
         GString *o = json_head(f, "line");
 
@@ -252,6 +313,19 @@ static void write_record(RsFollower *f, const RsRecordVerdict *rv)
     const RsScrapedRecord *r = f->scrape && rv->count == 1 ?
                                rs_ring_scrape_get(f->scrape, rv->seq) : NULL;
 
+    if (f->journal) {
+        g_autofree char *msg = r ? g_strdup(r->text) :
+            g_strdup_printf("<ring record %" G_GUINT64_FORMAT "%s not on the "
+                            "console>", rv->seq, rv->count > 1 ? "..." : "");
+        RsJournalEntry e = {
+            .domain = f->name, .boot = f->boot, .ev = "record",
+            .verdict = rv->verdict, .vt_ns = -1, .cpu = -1, .has_seq = TRUE,
+            .seq = rv->seq, .level = rv->level, .text = msg,
+            .len = strlen(msg),
+        };
+
+        rs_journal_write(f->journal, &e);
+    }
     if (f->json) {
         GString *o = json_head(f, "record");
 
@@ -317,7 +391,25 @@ static void emit_judged(RsFollower *f, gboolean final)
         int con;
 
         if (!raw) {
-            con = CON_UNKNOWN;
+            /* No per-byte records: the text is the console's line. */
+            int found = console_line_by_len(f, lv->len, &raw);
+
+            if (found > 0) {
+                con = CON_OK;
+            } else if (!f->console_since_ns) {
+                con = CON_NOT_ATTACHED;
+            } else if (!final && found == 0) {
+                if (!f->line_wait_ns) {
+                    f->line_wait_ns = now_ns();
+                }
+                if (now_ns() - f->line_wait_ns < CONSOLE_STALL_NS) {
+                    return;
+                }
+                con = CON_MISSED;
+            } else {
+                con = CON_MISSED;
+            }
+            f->line_wait_ns = 0;
         } else if (console_find(f, raw)) {
             con = CON_OK;
         } else if (!f->console_since_ns || sent < f->console_since_ns) {
@@ -329,7 +421,8 @@ static void emit_judged(RsFollower *f, gboolean final)
             con = CON_MISSED;
         }
         write_line(f, lv->verdict, lv->has_seq, lv->seq,
-                   last ? last->vt_ns : lv->vt_ns, last ? last->cpu : -1,
+                   last ? last->vt_ns : lv->vt_ns,
+                   last ? last->cpu : lv->has_stamp ? lv->cpu : -1,
                    raw ? raw->data : (const guint8 *)"",
                    raw ? raw->len : 0, con);
         f->next_line++;
@@ -341,11 +434,15 @@ static void emit_judged(RsFollower *f, gboolean final)
     }
     forget_shown(f);
     fflush(f->out);
+    if (f->journal) {
+        fflush(f->journal);
+    }
 }
 
 static void boot_begin(RsFollower *f)
 {
     f->boot++;
+    f->boot_gaps = 0;
     f->boot_open = TRUE;
     f->next_line = 0;
     f->next_record = 0;
@@ -426,6 +523,15 @@ static void end_judged_boot(RsFollower *f, const char *why, gboolean *clean)
                                f->console_counts[CON_OK],
                                f->console_counts[CON_MISSED],
                                f->console_counts[CON_NOT_ATTACHED], rep);
+        if (f->evsock) {
+            g_string_append_printf(o, ",\"stream\":{\"lines\":%"
+                                   G_GUINT64_FORMAT ",\"lost\":%"
+                                   G_GUINT64_FORMAT ",\"gaps\":%"
+                                   G_GUINT64_FORMAT ",\"rotations\":%u}",
+                                   f->ledger.seen, f->ledger.lost,
+                                   f->boot_gaps, f->rot ?
+                                   rs_rotator_rotations(f->rot) : 0);
+        }
         ring_json(f, o);
         g_string_append_c(o, '}');
         put(f, o);
@@ -435,6 +541,12 @@ static void end_judged_boot(RsFollower *f, const char *why, gboolean *clean)
                     *device ? "; the device saw " : "", device);
     rs_verdict_report_print(f->out, f->ev, &r);
     rs_l1_report_print(f->out, f->ev, &l1);
+    if (f->evsock) {
+        fprintf(f->out, "event stream: %" G_GUINT64_FORMAT " lines in it, %"
+                G_GUINT64_FORMAT " reported lost by the device, %"
+                G_GUINT64_FORMAT " not received\n", f->ledger.seen,
+                f->ledger.lost, f->boot_gaps);
+    }
     ring_text(f);
     fprintf(f->out, "libvirt console: %" G_GUINT64_FORMAT " lines seen, %"
             G_GUINT64_FORMAT " missed, %" G_GUINT64_FORMAT
@@ -715,6 +827,10 @@ static void read_events(RsFollower *f, gsize budget)
     if (!f->events_path) {
         return;
     }
+    if (f->evsock) {
+        rs_ev_socket_poll(f->evsock, budget);
+        return;
+    }
     if (f->fd < 0) {
         goffset skip;
 
@@ -755,11 +871,98 @@ static void read_events(RsFollower *f, gsize budget)
     }
 }
 
+/* --- the events socket ------------------------------------------------ */
+
+/*
+ * One record from the socket: kept (rotated), accounted for (a gap is
+ * said and counted), then judged as one from a file would be.  A record
+ * that joins a run (the device's "connected" after a reconnect, or at
+ * the first connection to a running guest) begins the boot with the
+ * "start" it carries when this follower has not seen that run begin.
+ */
+static void on_sock_record(const char *rec, gsize len, gpointer opaque)
+{
+    RsFollower *f = opaque;
+    g_autoptr(GError) error = NULL;
+    gboolean new_run;
+    guint64 gap;
+    RsLedgerKind kind;
+
+    if (!f->events_path) {
+        return;                 /* gave up on the stream */
+    }
+    if (f->rot && !rs_rotator_write(f->rot, rec, len, &f->ledger, &error)) {
+        rs_follower_say(f, "error", "%s; not keeping the events from here",
+                        error->message);
+        g_clear_pointer(&f->rot, rs_rotator_free);
+    }
+    kind = rs_ledger_feed(&f->ledger, rec, len, &gap, &new_run);
+    if (kind == RS_LEDGER_JOIN && (new_run || !f->ev)) {
+        if (f->ev) {
+            boot_end(f, "restarted");
+        }
+        events_line(f, f->ledger.start, strlen(f->ledger.start));
+    }
+    if (gap) {
+        f->boot_gaps += gap;
+        rs_follower_say(f, "gap", "%" G_GUINT64_FORMAT " console lines of "
+                        "this run are not in the event stream (%s)", gap,
+                        new_run ? "sent before this follower joined it" :
+                        "sent while no follower read it");
+    }
+    events_line(f, rec, len);
+}
+
+static void on_sock_state(gboolean up, const char *why, gpointer opaque)
+{
+    RsFollower *f = opaque;
+
+    if (up) {
+        f->sock_said_down = FALSE;
+        rs_follower_say(f, "events", "reading the events from %s",
+                        f->events_path);
+    } else if (!f->sock_said_down) {
+        f->sock_said_down = TRUE;
+        rs_follower_say(f, "events", "events socket %s: %s; retrying",
+                        f->events_path, why);
+    }
+}
+
+gboolean rs_follower_set_socket(RsFollower *f, const char *address,
+                                const char *keep, goffset max_size,
+                                guint count, GError **error)
+{
+    if (keep) {
+        f->rot = rs_rotator_open(keep, max_size, count, &f->ledger, error);
+        if (!f->rot) {
+            return FALSE;
+        }
+    }
+    g_free(f->events_path);
+    f->events_path = g_strdup(address);
+    f->skipped_history = TRUE;
+    f->evsock = rs_ev_socket_new(address, SOCKET_RETRY_MS, on_sock_record,
+                                 on_sock_state, f);
+    return TRUE;
+}
+
+void rs_follower_set_journal(RsFollower *f, FILE *journal)
+{
+    f->journal = journal;
+}
+
 static gboolean on_events_poll(gpointer opaque)
 {
     RsFollower *f = opaque;
 
     read_events(f, EVENTS_BUDGET);
+    if (f->rot) {
+        g_autoptr(GError) error = NULL;
+
+        if (!rs_rotator_flush(f->rot, &error)) {
+            rs_follower_say(f, "error", "%s", error->message);
+        }
+    }
     /* After the events: a record they call missing is in the ring by now. */
     if (f->scrape) {
         rs_ring_scrape_poll(f->scrape);
@@ -1022,6 +1225,9 @@ void rs_follower_free(RsFollower *f)
     g_clear_handle_id(&f->reopen_id, g_source_remove);
     g_clear_handle_id(&f->poll_id, g_source_remove);
     g_clear_handle_id(&f->qmp_id, g_source_remove);
+    g_clear_pointer(&f->evsock, rs_ev_socket_free);
+    g_clear_pointer(&f->rot, rs_rotator_free);
+    rs_ledger_clear(&f->ledger);
     if (f->dom) {
         virDomainFree(f->dom);
     }
@@ -1087,6 +1293,15 @@ void rs_follower_stopped(RsFollower *f, const char *why)
         return;
     }
     f->running = FALSE;
+    /* What the stream still holds is the boot's last lines. */
+    if (f->st) {
+        char buf[16384];
+        int n;
+
+        while ((n = virStreamRecv(f->st, buf, sizeof(buf))) > 0) {
+            g_byte_array_append(f->console, (guint8 *)buf, n);
+        }
+    }
     console_close(f, FALSE);
     f->console_lost = FALSE;
     f->console_fails = 0;

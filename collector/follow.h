@@ -30,6 +30,20 @@ RsFollower *rs_follower_new(const char *name, const char *events, FILE *out,
 void rs_follower_free(RsFollower *f);
 
 /*
+ * Read the events from the socket chardev at @address ("unix:PATH",
+ * "tcp:HOST:PORT") instead of a file, reconnecting as needed, and keep
+ * them in @keep (NULL: not kept), rotated at @max_size bytes with
+ * @count older files (evrotate.h).  Lines the stream did not bring are
+ * counted and said ("gap").
+ */
+gboolean rs_follower_set_socket(RsFollower *f, const char *address,
+                                const char *keep, goffset max_size,
+                                guint count, GError **error);
+
+/* Also write each line and missing record as a journal entry to @journal. */
+void rs_follower_set_journal(RsFollower *f, FILE *journal);
+
+/*
  * Resume the domain if it is paused once its console is open: with
  * 'virsh start --paused', nothing it prints is missed.
  */

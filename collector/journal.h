@@ -1,0 +1,37 @@
+/*
+ * Console lines as journal entries, in the Journal Export Format
+ * (https://systemd.io/JOURNAL_EXPORT_FORMATS/), for
+ * systemd-journal-remote or anything else that reads it.
+ */
+#ifndef RINGSIDE_JOURNAL_H
+#define RINGSIDE_JOURNAL_H
+
+#include <glib.h>
+#include <stdio.h>
+
+typedef struct {
+    const char *domain;     /* RINGSIDE_DOMAIN */
+    int boot;               /* RINGSIDE_BOOT */
+    const char *ev;         /* RINGSIDE_EVENT: line or record */
+    const char *verdict;    /* RINGSIDE_VERDICT, NULL: none */
+    gint64 vt_ns;           /* RINGSIDE_VT_NS (guest virtual time), -1 */
+    int cpu;                /* RINGSIDE_CPU, -1: none */
+    gboolean has_seq;
+    guint64 seq;            /* RINGSIDE_SEQ: the printk record's */
+    int level;              /* the record's level, -1 unknown: PRIORITY */
+    const char *console;    /* RINGSIDE_CONSOLE: ok, missed, ... or NULL */
+    const char *text;       /* MESSAGE */
+    gsize len;
+} RsJournalEntry;
+
+/*
+ * PRIORITY for @e: the record's level when known, else 6 (info) for a
+ * line judged ok or written by user space, 4 (warning) for a line the
+ * device found a problem with, 3 (error) for a record that never reached
+ * the console.
+ */
+int rs_journal_priority(const RsJournalEntry *e);
+
+void rs_journal_write(FILE *out, const RsJournalEntry *e);
+
+#endif
