@@ -4,9 +4,10 @@
  * The UART itself is QEMU's own SerialState, embedded and driven unchanged,
  * so the guest sees an ordinary 16550A at the usual ports.  What this device
  * adds is on the write path: every byte the guest puts into the transmit
- * holding register is stamped with the virtual and host clocks and the vCPU
- * that wrote it, and the stamp is sent as a JSON Lines record to a second
- * chardev ("events").
+ * holding register is stamped with the virtual clock and the vCPU that
+ * wrote it, and each console line is reported, with the stamps of its
+ * bytes, as a JSON Lines record on a second chardev ("events"); with
+ * tx-events=on every byte is a record of its own too.
  *
  * The event stream must never lose a record silently.  Records the events
  * backend cannot take right now are queued (up to a fixed bound) and flushed
