@@ -38,14 +38,15 @@ static gboolean open_path(RsRotator *r, GError **error)
  * Read back @path: cut a last record without its newline (a collector
  * killed mid-write) and feed the rest to @ledger.
  */
-static gboolean prime(RsRotator *r, RsLedger *ledger, GError **error)
+static gboolean prime_file(const char *path, RsLedger *ledger,
+                           GError **error)
 {
     g_autofree char *data = NULL;
     g_autoptr(GError) local = NULL;
     gsize len, at = 0;
     char *nl;
 
-    if (!g_file_get_contents(r->path, &data, &len, &local)) {
+    if (!g_file_get_contents(path, &data, &len, &local)) {
         if (g_error_matches(local, G_FILE_ERROR, G_FILE_ERROR_NOENT)) {
             return TRUE;
         }
@@ -63,14 +64,26 @@ static gboolean prime(RsRotator *r, RsLedger *ledger, GError **error)
     if (len && data[len - 1] != '\n') {
         char *last = g_strrstr_len(data, len, "\n");
 
-        if (truncate(r->path, last ? last - data + 1 : 0) < 0) {
+        if (truncate(path, last ? last - data + 1 : 0) < 0) {
             g_set_error(error, RS_ERROR, RS_ERROR_NOT_FOUND,
-                        "cannot cut %s's broken last record: %s", r->path,
+                        "cannot cut %s's broken last record: %s", path,
                         g_strerror(errno));
             return FALSE;
         }
     }
     return TRUE;
+}
+
+/*
+ * The newest rotated file first: a collector killed just after rotating
+ * leaves PATH without its "rotated" head, or empty.
+ */
+static gboolean prime(RsRotator *r, RsLedger *ledger, GError **error)
+{
+    g_autofree char *older = g_strdup_printf("%s.1", r->path);
+
+    return (!ledger || prime_file(older, ledger, error)) &&
+           prime_file(r->path, ledger, error);
 }
 
 RsRotator *rs_rotator_open(const char *path, goffset max_size, guint keep,

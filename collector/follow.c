@@ -67,6 +67,9 @@ struct RsFollower {
     GByteArray *console;        /* this boot's bytes from the stream */
     gsize cursor;               /* judged lines found up to here */
     gint64 line_wait_ns;        /* waiting for the console's next line */
+    /* console offset - wire byte index, once known (have_base) */
+    gint64 wire_base;
+    gboolean have_base;
     gsize line_start;           /* console-only: the open line begins */
 
     char *events_path;          /* NULL: console-only */
@@ -177,11 +180,31 @@ static GByteArray *line_bytes(RsEventStream *s, const RsLineVerdict *lv)
  * LOOKAHEAD lines.  1: found (its text in *@raw), 0: the console has not
  * brought that many lines yet, -1: not there (missed).
  */
-static int console_line_by_len(RsFollower *f, guint32 len, GByteArray **raw)
+static int console_line_by_len(RsFollower *f, const RsLineVerdict *lv,
+                               GByteArray **raw)
 {
     const guint8 *data = f->console->data;
+    guint32 len = lv->len;
     gsize pos = f->cursor;
     guint k;
+
+    /* Once a line is found, the next are where their byte indexes say. */
+    if (f->have_base && lv->last >= lv->first &&
+        (gint64)lv->first + f->wire_base >= (gint64)f->cursor) {
+        gsize at = lv->first + f->wire_base;
+        gsize end = at + (lv->last - lv->first);
+
+        if (end >= f->console->len) {
+            return 0;
+        }
+        if (data[end] == '\n' && len <= end - at) {
+            *raw = g_byte_array_new();
+            g_byte_array_append(*raw, data + at, len);
+            f->cursor = end + 1;
+            return 1;
+        }
+        f->have_base = FALSE;   /* the console lost bytes: find it again */
+    }
 
     for (k = 0; k < LOOKAHEAD; k++) {
         const guint8 *nl = memchr(data + pos, '\n', f->console->len - pos);
@@ -199,6 +222,10 @@ static int console_line_by_len(RsFollower *f, guint32 len, GByteArray **raw)
             *raw = g_byte_array_new();
             g_byte_array_append(*raw, data + pos, n);
             f->cursor = end + 1;
+            if (end - pos == lv->last - lv->first) {
+                f->wire_base = (gint64)pos - (gint64)lv->first;
+                f->have_base = TRUE;
+            }
             return 1;
         }
         pos = end + 1;
@@ -370,6 +397,7 @@ static void forget_shown(RsFollower *f)
                                 keep - TX_MARGIN : 0);
     }
     if (f->events_path && f->cursor > CONSOLE_KEEP) {
+        f->wire_base -= f->cursor;
         g_byte_array_remove_range(f->console, 0, f->cursor);
         f->cursor = 0;
     }
@@ -392,7 +420,7 @@ static void emit_judged(RsFollower *f, gboolean final)
 
         if (!raw) {
             /* No per-byte records: the text is the console's line. */
-            int found = console_line_by_len(f, lv->len, &raw);
+            int found = console_line_by_len(f, lv, &raw);
 
             if (found > 0) {
                 con = CON_OK;
@@ -1106,6 +1134,7 @@ static void console_open(RsFollower *f)
     }
     f->st = st;
     f->console_since_ns = now_ns();
+    f->have_base = FALSE;       /* a new stream: bytes may be missing */
     f->console_busy_said = FALSE;
     f->console_lost = FALSE;
     f->console_fails = 0;
@@ -1273,6 +1302,7 @@ void rs_follower_running(RsFollower *f, virDomainPtr dom, gboolean new_boot)
             boot_end(f, "stopped");
         }
         g_byte_array_set_size(f->console, 0);
+        f->have_base = FALSE;
         f->cursor = 0;
         f->line_start = 0;
     }
