@@ -843,11 +843,69 @@ static unsigned short mailbox_find(void)
 	return (unsigned short)(a[2] | a[3] << 8);
 }
 
-/* Wait for the mailbox to hold text; copy it to @buf (NUL-terminated). */
-static void mailbox_wait(unsigned short ext, char *buf, size_t size)
+/*
+ * A resident fuzzer (ringside fuzz, one QEMU for many cases) cannot
+ * change the mailbox of a running device: with ringside.feed=TTY it
+ * writes each case's scenario as one line to that UART instead, after
+ * restoring the guest to this wait.  Opened before the snapshot, raw and
+ * without echo, so the restored guest only reads.
+ */
+#define FEED_PARAM	"ringside.feed="
+
+static int feed_open(void)
+{
+	char name[32], path[48];
+	struct termios t;
+	int fd;
+
+	if (!get_param(FEED_PARAM, name, sizeof(name)))
+		return -1;
+	snprintf(path, sizeof(path), "/dev/%s", name);
+	fd = open(path, O_RDWR | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0) {
+		con_perror(path);
+		return -1;
+	}
+	if (tcgetattr(fd, &t) == 0) {
+		cfmakeraw(&t);
+		cfsetispeed(&t, B115200);
+		cfsetospeed(&t, B115200);
+		tcsetattr(fd, TCSANOW, &t);
+	}
+	tcflush(fd, TCIFLUSH);
+	return fd;
+}
+
+/* A line from the feed, if one has come: its text in @buf, true. */
+static bool feed_poll(int fd, char *buf, size_t size, size_t *len)
+{
+	ssize_t n;
+	char *nl;
+
+	if (fd < 0)
+		return false;
+	n = read(fd, buf + *len, size - 1 - *len);
+	if (n <= 0)
+		return false;
+	*len += (size_t)n;
+	buf[*len] = '\0';
+	nl = strchr(buf, '\n');
+	if (nl) {
+		*nl = '\0';
+		return true;
+	}
+	if (*len + 1 >= size) {
+		*len = 0;	/* a line too long: never a scenario */
+	}
+	return false;
+}
+
+/* Wait for the mailbox (or the feed) to hold text; copy it to @buf. */
+static void mailbox_wait(unsigned short ext, int feed, char *buf,
+			 size_t size)
 {
 	const struct timespec poll = { 0, MAILBOX_POLL_NS };
-	size_t len = 0;
+	size_t len = 0, flen = 0;
 	unsigned int w;
 
 	for (;;) {
@@ -855,6 +913,8 @@ static void mailbox_wait(unsigned short ext, char *buf, size_t size)
 		w = port_inl(ext + EXT_MAILBOX);
 		if (w)
 			break;
+		if (feed_poll(feed, buf, size, &flen))
+			return;
 		nanosleep(&poll, NULL);
 	}
 	/* Bounded: the host's text is at most MAILBOX_MAX bytes. */
@@ -900,9 +960,11 @@ static int case_fuzz(void)
 	size_t plen = strlen(TPP_PREFIX);
 	unsigned short ext;
 	const char *p;
+	int feed;
 
 	if (access(TPP_RUN, F_OK) < 0 && tpp_load() < 0)
 		return -1;
+	feed = feed_open();
 	ext = mailbox_find();
 	if (!ext) {
 		con_printf("ringside-init: fuzz: the console is not a "
@@ -910,7 +972,7 @@ static int case_fuzz(void)
 		return -1;
 	}
 	kmsg_log("ringside-init: fuzz: waiting for a scenario");
-	mailbox_wait(ext, scenario, sizeof(scenario));
+	mailbox_wait(ext, feed, scenario, sizeof(scenario));
 	kmsg_log("ringside-init: fuzz: scenario %s", scenario);
 
 	for (p = scenario; *p;) {
