@@ -13,6 +13,7 @@ struct RsQmp {
     GSocketConnection *conn;
     GDataInputStream *in;
     GOutputStream *out;
+    GQueue events;          /* names of events read while awaiting replies */
 };
 
 void rs_qmp_free(RsQmp *q)
@@ -20,13 +21,18 @@ void rs_qmp_free(RsQmp *q)
     if (!q) {
         return;
     }
+    g_queue_clear_full(&q->events, g_free);
     g_clear_object(&q->in);
     g_clear_object(&q->conn);
     g_free(q);
 }
 
-/* The next message that is not an event, parsed. */
-static JsonNode *read_reply(RsQmp *q, GError **error)
+/*
+ * The next message that is not an event, parsed; events met on the way
+ * are queued by name.  With @event_only, return after the first event
+ * instead (NULL, nothing set in @error).
+ */
+static JsonNode *read_message(RsQmp *q, gboolean event_only, GError **error)
 {
     for (;;) {
         g_autofree char *line = NULL;
@@ -53,7 +59,17 @@ static JsonNode *read_reply(RsQmp *q, GError **error)
         if (!json_object_has_member(o, "event")) {
             return json_node_copy(json_parser_get_root(p));
         }
+        g_queue_push_tail(&q->events, g_strdup(
+            json_object_get_string_member_with_default(o, "event", "")));
+        if (event_only) {
+            return NULL;
+        }
     }
+}
+
+static JsonNode *read_reply(RsQmp *q, GError **error)
+{
+    return read_message(q, FALSE, error);
 }
 
 RsQmp *rs_qmp_connect(const char *path, guint timeout_ms, GError **error)
@@ -131,4 +147,68 @@ JsonNode *rs_qmp_execute(RsQmp *q, const char *command, const char *args,
     g_set_error(error, RS_ERROR, RS_ERROR_BAD_INPUT,
                 "QMP %s: a reply with neither return nor error", command);
     return NULL;
+}
+
+void rs_qmp_clear_events(RsQmp *q)
+{
+    g_queue_clear_full(&q->events, g_free);
+}
+
+char *rs_qmp_wait_event(RsQmp *q, const char *const *names, gint64 deadline,
+                        GError **error)
+{
+    GSocket *sock = g_socket_connection_get_socket(q->conn);
+
+    for (;;) {
+        char *ev;
+        gint64 now;
+
+        while ((ev = g_queue_pop_head(&q->events))) {
+            if (g_strv_contains(names, ev)) {
+                return ev;
+            }
+            g_free(ev);
+        }
+        now = g_get_monotonic_time();
+        if (!g_buffered_input_stream_get_available(
+                G_BUFFERED_INPUT_STREAM(q->in))) {
+            g_autoptr(GError) err = NULL;
+
+            if (now >= deadline) {
+                return NULL;
+            }
+            if (!g_socket_condition_timed_wait(sock, G_IO_IN,
+                                               deadline - now, NULL, &err)) {
+                if (g_error_matches(err, G_IO_ERROR, G_IO_ERROR_TIMED_OUT)) {
+                    return NULL;
+                }
+                g_propagate_error(error, g_steal_pointer(&err));
+                return NULL;
+            }
+        }
+        {
+            g_autoptr(GError) err = NULL;
+            g_autoptr(JsonNode) n = read_message(q, TRUE, &err);
+
+            if (err) {
+                g_propagate_error(error, g_steal_pointer(&err));
+                return NULL;
+            }
+        }
+    }
+}
+
+char *rs_qmp_hmp(RsQmp *q, const char *cmdline, GError **error)
+{
+    g_autofree char *quoted = g_strescape(cmdline, NULL);
+    g_autofree char *args = g_strdup_printf("{\"command-line\":\"%s\"}",
+                                            quoted);
+    g_autoptr(JsonNode) r = rs_qmp_execute(q, "human-monitor-command", args,
+                                           error);
+
+    if (!r) {
+        return NULL;
+    }
+    return g_strdup(JSON_NODE_HOLDS_VALUE(r) && json_node_get_string(r) ?
+                    json_node_get_string(r) : "");
 }

@@ -19,4 +19,18 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(RsQmp, rs_qmp_free)
 JsonNode *rs_qmp_execute(RsQmp *q, const char *command, const char *args,
                          GError **error);
 
+/* Forget the events read so far. */
+void rs_qmp_clear_events(RsQmp *q);
+
+/*
+ * Wait until monotonic time @deadline (us) for one of the events @names
+ * (read before, or now); returns its name, or NULL at the deadline or
+ * on an error (then set).
+ */
+char *rs_qmp_wait_event(RsQmp *q, const char *const *names, gint64 deadline,
+                        GError **error);
+
+/* A human monitor command; returns what it printed ("" when nothing). */
+char *rs_qmp_hmp(RsQmp *q, const char *cmdline, GError **error);
+
 #endif
