@@ -60,6 +60,7 @@ void rs_guest_config_clear(RsGuestConfig *cfg)
     g_free(cfg->rr_mode);
     g_free(cfg->rr_file);
     g_free(cfg->oracle);
+    g_free(cfg->feed);
 }
 
 void rs_guest_result_clear(RsGuestResult *res)
@@ -262,7 +263,9 @@ static GPtrArray *build_argv(const RsGuestConfig *cfg, const RsGuestResult *res)
     ARG("ringside,debug-threads=on");
     ARG("-display");
     ARG("none");
-    ARG("-no-reboot");
+    if (!cfg->resident) {
+        ARG("-no-reboot");
+    }
     for (i = 0; i < RS_N_FIRMWARE_DIRS; i++) {
         ARG("-L");
         ARG("%s", rs_firmware_dirs[i]);
@@ -281,6 +284,23 @@ static GPtrArray *build_argv(const RsGuestConfig *cfg, const RsGuestResult *res)
         ARG("file,id=oracle,path=%s", cfg->oracle);
         ARG("-device");
         ARG("isa-serial,chardev=oracle,index=1,iobase=0x2f8,irq=3");
+    }
+    if (cfg->feed) {
+        /* ttyS1 again, read by /init's fuzz case (ringside.feed=ttyS1). */
+        ARG("-chardev");
+        ARG("socket,id=feed,path=%s,server=on,wait=off", cfg->feed);
+        ARG("-device");
+        ARG("isa-serial,chardev=feed,index=1,iobase=0x2f8,irq=3");
+    }
+    if (cfg->resident) {
+        /*
+         * A guest's reboot (its panic, with panic=-1) resets it and runs
+         * on, for the resident fuzzer to stop at the RESET event; its
+         * poweroff pauses it.  Not -no-reboot: it makes a reboot, and
+         * system_reset too, a shutdown, which only a reset ends.
+         */
+        ARG("-action");
+        ARG("shutdown=pause");
     }
     if (cfg->incoming) {
         g_autofree char *q = g_shell_quote(cfg->incoming);
@@ -470,7 +490,9 @@ static gboolean prepare(const RsGuestConfig *cfg, RsGuestResult *res,
         (cfg->rr_file && !check_option_safe("replay log", cfg->rr_file,
                                             error)) ||
         (cfg->oracle && !check_option_safe("--oracle", cfg->oracle,
-                                           error))) {
+                                           error)) ||
+        (cfg->feed && !check_option_safe("feed socket", cfg->feed,
+                                         error))) {
         return FALSE;
     }
     if (g_mkdir_with_parents(cfg->outdir, 0755) < 0) {
@@ -492,7 +514,7 @@ static gboolean prepare(const RsGuestConfig *cfg, RsGuestResult *res,
  * however that one ends (a SIGKILL too), so that no guest goes on writing
  * into a run directory a resumed fuzz run is about to use again.
  */
-static void die_with_parent(gpointer parent)
+void rs_guest_child_setup(gpointer parent)
 {
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (getppid() != GPOINTER_TO_INT(parent)) {
@@ -513,7 +535,7 @@ RsGuestRun *rs_guest_start(const RsGuestConfig *cfg, RsGuestResult *res,
     argv = build_argv(cfg, res);
     launcher = g_subprocess_launcher_new(G_SUBPROCESS_FLAGS_STDERR_MERGE);
     g_subprocess_launcher_set_stdout_file_path(launcher, res->qemu_log_path);
-    g_subprocess_launcher_set_child_setup(launcher, die_with_parent,
+    g_subprocess_launcher_set_child_setup(launcher, rs_guest_child_setup,
                                           GINT_TO_POINTER(getpid()), NULL);
 
     run = g_new0(RsGuestRun, 1);
@@ -607,4 +629,15 @@ gboolean rs_guest_run(const RsGuestConfig *cfg, RsGuestResult *res,
     rs_guest_run_free(run);
     g_main_context_pop_thread_default(ctx);
     return run != NULL;
+}
+
+gboolean rs_guest_prepare(const RsGuestConfig *cfg, RsGuestResult *res,
+                          GError **error)
+{
+    return prepare(cfg, res, error);
+}
+
+GPtrArray *rs_guest_argv(const RsGuestConfig *cfg, const RsGuestResult *res)
+{
+    return build_argv(cfg, res);
 }

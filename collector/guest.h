@@ -30,6 +30,10 @@ typedef struct {
                              * long) while the console still grows */
     gboolean no_ram_file;   /* anonymous guest RAM: cheaper to restore, but
                              * no guest.ram for ringside dmesg */
+    char *feed;             /* a second UART (ttyS1) reading this socket,
+                             * which QEMU listens on (resident fuzzing) */
+    gboolean resident;      /* a guest reboot resets it and a shutdown
+                             * pauses it, instead of ending QEMU */
 } RsGuestConfig;
 
 typedef struct {
@@ -104,5 +108,16 @@ RsGuestRun *rs_guest_start(const RsGuestConfig *cfg, RsGuestResult *res,
                            RsGuestDone done, gpointer opaque,
                            GError **error);
 void rs_guest_run_free(RsGuestRun *run);
+
+/*
+ * The pieces of rs_guest_start, for a caller that runs QEMU itself (the
+ * resident fuzzer): check the inputs and set @res's paths; QEMU's argv
+ * (NULL-terminated); the child setup that ties QEMU's life to ours
+ * (@parent: GINT_TO_POINTER(getpid())).
+ */
+gboolean rs_guest_prepare(const RsGuestConfig *cfg, RsGuestResult *res,
+                          GError **error);
+GPtrArray *rs_guest_argv(const RsGuestConfig *cfg, const RsGuestResult *res);
+void rs_guest_child_setup(gpointer parent);
 
 #endif
