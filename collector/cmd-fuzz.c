@@ -54,7 +54,15 @@ typedef struct {
     gint64 recorded_cold;   /* the --cold earlier runs had, or -1 */
     gboolean tty;
     gint64 last_progress;
+    gboolean resident;      /* --mode resident (the default) */
+    gboolean keep_runs;     /* --keep-runs */
+    GArray *ovh;            /* Overhead: this run's resident cases */
 } Fuzz;
+
+/* Where a resident case's wall time went, in ms (see RsFuzzCase). */
+typedef struct {
+    double total, reset, ram, feed, collect, judge, guest;
+} Overhead;
 
 static Fuzz *fuzz_running;      /* for the signal handlers */
 
@@ -243,7 +251,7 @@ static void case_done(RsFuzzCase *c, gpointer opaque)
             fprintf(stderr, "\nringside fuzz: %s\n", err->message);
             g_clear_error(&err);
         }
-    } else if (c->index != 0) {
+    } else if (c->index != 0 && !f->keep_runs) {
         rs_rmtree(c->dir);      /* kept: failing runs and the first */
     }
     g_string_append_printf(line, "{\"index\":%" G_GUINT64_FORMAT
@@ -256,6 +264,29 @@ static void case_done(RsFuzzCase *c, gpointer opaque)
                            f->shard_i, f->shard_n, f->env.base.kernel,
                            f->kernel_sha, c->sc.smp, c->sc.test, words,
                            c->wall_s);
+    g_string_append_printf(line, "\"end_unix_ms\":%" G_GINT64_FORMAT ",",
+                           c->end_us / 1000);
+    if (c->resident) {
+        Overhead o = {
+            .total = (c->wall_s - c->guest_s) * 1e3,
+            .reset = c->reset_s * 1e3, .ram = c->ram_s * 1e3,
+            .feed = c->feed_s * 1e3,
+            .collect = c->collect_s * 1e3, .judge = c->judge_s * 1e3,
+            .guest = c->guest_s * 1e3,
+        };
+
+        g_array_append_val(f->ovh, o);
+        g_string_append_printf(line, "\"restore\":\"resident\","
+                               "\"guest_s\":%.4f,\"overhead_ms\":{"
+                               "\"total\":%.2f,\"reset\":%.2f,\"ram\":%.2f,"
+                               "\"feed\":%.2f,\"collect\":%.2f,"
+                               "\"judge\":%.2f},\"ram_pages\":%"
+                               G_GUINT64_FORMAT ",\"stray_bytes\":%"
+                               G_GUINT64_FORMAT ",\"skipped_events\":%u,",
+                               c->guest_s, o.total, o.reset, o.ram, o.feed,
+                               o.collect, o.judge, c->ram_pages,
+                               c->stray_bytes, c->skipped_events);
+    }
     if (c->judged) {
         g_string_append_printf(line, "\"osrelease\":\"%s\",",
                                c->out.osrelease);
@@ -288,7 +319,9 @@ static void case_done(RsFuzzCase *c, gpointer opaque)
 
 static gboolean progress_tick(gpointer opaque)
 {
+    rs_fuzz_lock();             /* resident workers change the counts */
     progress(opaque, FALSE);
+    rs_fuzz_unlock();
     return G_SOURCE_CONTINUE;
 }
 
@@ -313,13 +346,67 @@ static void run_phase(Fuzz *f, gboolean cold, guint64 limit_k)
     }
     f->phase_t0 = g_get_monotonic_time();
     tick = g_timeout_add(500, progress_tick, f);
+    f->env.resident = f->resident && !cold;
     rs_fuzz_run(&f->env, next_case, case_done, f);
+    f->env.resident = FALSE;
     g_source_remove(tick);
     progress(f, TRUE);
     f->phase_s[cold] += (g_get_monotonic_time() - f->phase_t0) / 1e6;
     f->phase_t0 = 0;
     write_state(f);
     fprintf(stderr, "\n");
+}
+
+static int cmp_double(gconstpointer a, gconstpointer b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+
+    return x < y ? -1 : x > y;
+}
+
+/* The @q quantile (0..1) of member @off of the Overhead array. */
+static double quantile(GArray *ovh, gsize off, double q)
+{
+    g_autoptr(GArray) v = g_array_sized_new(FALSE, FALSE, sizeof(double),
+                                            ovh->len);
+    guint i;
+
+    for (i = 0; i < ovh->len; i++) {
+        double x = *(double *)((char *)&g_array_index(ovh, Overhead, i) +
+                               off);
+
+        g_array_append_val(v, x);
+    }
+    g_array_sort(v, cmp_double);
+    return v->len ? g_array_index(v, double, (guint)(q * (v->len - 1) +
+                                                     0.5)) : 0;
+}
+
+#define Q(field, q) quantile(f->ovh, G_STRUCT_OFFSET(Overhead, field), q)
+
+/*
+ * The resident mode's targets side by side: the cold-boot rate, the
+ * resident rate and their ratio (5x), the median harness overhead a case
+ * (50 ms), and where that overhead goes.
+ */
+static void print_targets(Fuzz *f, double cold_rate, double rate)
+{
+    double med = Q(total, 0.5);
+
+    printf("targets: cold boots %.1f cases/min | resident %.1f cases/min | "
+           "%s%.1fx%s (target 5x: %s) | median overhead %.1f ms a case "
+           "(target 50 ms: %s)\n", cold_rate, rate, cold_rate > 0 ? "" : "(",
+           cold_rate > 0 ? rate / cold_rate : 0, cold_rate > 0 ? "" :
+           " no cold cases)", cold_rate <= 0 ? "-" :
+           rate >= 5 * cold_rate ? "met" : "missed", med,
+           med <= 50 ? "met" : "missed");
+    printf("per-case overhead, median (p90) ms over %u cases: reset %.1f "
+           "(%.1f; of which the RAM %.1f), feed+cont %.1f (%.1f), collect %.1f (%.1f), judge %.1f "
+           "(%.1f), total %.1f (%.1f); the case's own guest time %.0f "
+           "(%.0f) ms\n", f->ovh->len, Q(reset, 0.5), Q(reset, 0.9), Q(ram, 0.5),
+           Q(feed, 0.5), Q(feed, 0.9), Q(collect, 0.5), Q(collect, 0.9),
+           Q(judge, 0.5), Q(judge, 0.9), med, Q(total, 0.9), Q(guest, 0.5),
+           Q(guest, 0.9));
 }
 
 static void print_summary(Fuzz *f)
@@ -356,11 +443,19 @@ static void print_summary(Fuzz *f)
     }
     printf("; saving the snapshots took %.1f s\n",
            f->base_save_s + f->save_s);
+    if (f->resident && f->env.resident_qemus) {
+        printf("resident: %u QEMUs (one per job and vCPU count) started "
+               "from them and saved for loadvm in %.1f s, inside the time "
+               "above\n", f->env.resident_qemus, f->env.resident_setup_s);
+    }
     if (f->pairs && f->pair_s[0] > 0) {
         printf("the same %" G_GUINT64_FORMAT " scenarios both ways: %.2f s "
                "a case booted cold, %.2f s from a snapshot (%.1fx)\n",
                f->pairs, f->pair_s[1] / f->pairs, f->pair_s[0] / f->pairs,
                f->pair_s[1] / f->pair_s[0]);
+    }
+    if (f->resident && f->ovh->len) {
+        print_targets(f, cold_n ? cold_rate : 0, snap_rate);
     }
     if (f->interrupted) {
         printf("interrupted: %" G_GUINT64_FORMAT " case%s that did not "
@@ -385,6 +480,7 @@ static gboolean on_stop_signal(gpointer sig)
 {
     Fuzz *f = fuzz_running;
 
+    rs_fuzz_lock();             /* no resident worker mid-case-line */
     write_state(f);
     fprintf(stderr, "%sringside fuzz: stopped by %s: %u cases recorded in "
             "%s; the same command goes on where it stopped\n",
@@ -552,6 +648,7 @@ int rs_cmd_fuzz(int argc, char **argv)
     int duration = -1, jobs = -1, cold = -1, timeout = 20, tries = 3;
     int memory = 256;
     gboolean wire_events = FALSE;
+    g_autofree char *mode = NULL;
     Fuzz f = { 0 };
     RsCampaignId id = { 0 };
     gint64 t0;
@@ -595,6 +692,13 @@ int rs_cmd_fuzz(int argc, char **argv)
         { "wire-events", 0, 0, G_OPTION_ARG_NONE, &wire_events,
           "Keep the device's event per byte (times and vCPU of every byte, "
           "for the report's timeline; slower)", NULL },
+        { "mode", 0, 0, G_OPTION_ARG_STRING, &mode,
+          "resident (default): one QEMU per job and vCPU count runs case "
+          "after case, reset by loadvm; process: a new QEMU per case, "
+          "restoring a saved migration stream", "resident|process" },
+        { "keep-runs", 0, 0, G_OPTION_ARG_NONE, &f.keep_runs,
+          "Keep every case's run directory (default: the failing ones and "
+          "case 0's)", NULL },
         { "minimize", 0, 0, G_OPTION_ARG_FILENAME, &minimize,
           "Shrink the scenario of this case file while its class holds",
           "CASE" },
@@ -638,6 +742,12 @@ int rs_cmd_fuzz(int argc, char **argv)
                    "least 0, --memory 64..65536\n");
         return 2;
     }
+    if (mode && strcmp(mode, "resident") && strcmp(mode, "process")) {
+        g_printerr("ringside fuzz: --mode must be resident or process\n");
+        return 2;
+    }
+    f.resident = !mode || !strcmp(mode, "resident");
+    f.ovh = g_array_new(FALSE, FALSE, sizeof(Overhead));
     if (pace && strcmp(pace, "off") && strcmp(pace, "line")) {
         g_printerr("ringside fuzz: --pace must be off or line\n");
         return 2;
@@ -725,6 +835,8 @@ int rs_cmd_fuzz(int argc, char **argv)
     smps = smps_needed(&f);
     if (smps) {
         t0 = g_get_monotonic_time();
+        /* Resident QEMUs start from these (with the feed's UART). */
+        f.env.resident = f.resident;
         if (!rs_fuzz_snapshots(&f.env, smps, &error)) {
             g_printerr("ringside fuzz: %s\n", error->message);
             goto out;
@@ -746,6 +858,7 @@ out:
     rs_campaign_close(&f.camp);
     g_strfreev(f.tests);
     g_clear_pointer(&f.cold_wall, g_hash_table_unref);
+    g_clear_pointer(&f.ovh, g_array_unref);
     g_free(f.kernel_sha);
     rs_fuzz_env_clear(&f.env);
     return status;

@@ -247,6 +247,16 @@ gboolean rs_fuzz_snapshots(RsFuzzEnv *env, guint smps, GError **error)
         rs_fuzz_case_config(env, &c, &b->cfg);
         g_clear_pointer(&b->cfg.mailbox, g_free);
         b->cfg.timeout_s = SNAPSHOT_BOOT_S + 60;
+        if (env->resident) {
+            /* What the resident QEMUs restore has /init read the feed. */
+            b->cfg.feed = g_strdup_printf("%s/snapshots/boot-%u/feed.sock",
+                                          env->workdir, n);
+            g_free(b->cfg.append);
+            b->cfg.append = env->base.append ?
+                            g_strdup_printf("%s ringside.feed=ttyS1",
+                                            env->base.append) :
+                            g_strdup("ringside.feed=ttyS1");
+        }
         b->state = g_strdup_printf("%s/snapshots/smp%u.state", env->workdir,
                                    n);
         g_free(c.dir);
@@ -321,6 +331,7 @@ static void judge(Slot *s)
     RsFuzzCase *c = s->c;
 
     c->wall_s = s->res.wall_s;
+    c->end_us = g_get_real_time();
     /*
      * A signal we did not send (we kill only a hung guest) or QEMU's own
      * "terminating on signal": the job is being stopped, and what the
@@ -385,10 +396,27 @@ static void pool_fill(Pool *p)
     }
 }
 
+static GMutex fuzz_lock;
+
+void rs_fuzz_lock(void)
+{
+    g_mutex_lock(&fuzz_lock);
+}
+
+void rs_fuzz_unlock(void)
+{
+    g_mutex_unlock(&fuzz_lock);
+}
+
 void rs_fuzz_run(RsFuzzEnv *env, RsFuzzNext next, RsFuzzDone done,
                  gpointer opaque)
 {
     Pool p = { env, next, done, opaque, 0, FALSE };
+
+    if (env->resident) {
+        rs_fuzz_run_resident(env, next, done, opaque);
+        return;
+    }
 
     pool_fill(&p);
     while (p.running) {

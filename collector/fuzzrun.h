@@ -19,6 +19,12 @@ typedef struct {
     gboolean no_ram_file;   /* runs without guest.ram (fuzz does) */
     gboolean no_tx_events;  /* nor an event per byte (fuzz, by default) */
     char *snapshot[RS_SCENARIO_SMP_MAX + 1];    /* saved state per smp */
+    gboolean resident;      /* non-cold cases in one QEMU per job and vCPU
+                             * count, reset by loadvm (resident.c) */
+    /* What the resident QEMUs cost before their first case: booting to
+     * /init's wait and saving the snapshot (s, all QEMUs added up). */
+    guint resident_qemus;
+    double resident_setup_s;
 } RsFuzzEnv;
 
 typedef struct {
@@ -33,6 +39,24 @@ typedef struct {
     double wall_s;
     gboolean interrupted;   /* no outcome: QEMU did not start (@error
                              * says why) or was killed from outside */
+    gint64 end_us;          /* wall-clock time it ended (g_get_real_time) */
+    /*
+     * A resident case: where its wall time went, in seconds.  guest_s is
+     * the case's own run, from the guest's continue to its shutdown; the
+     * rest is the harness's overhead.
+     */
+    gboolean resident;
+    double guest_s;
+    double reset_s;         /* the RAM put back, system_reset, loadvm */
+    double ram_s;           /* of which the RAM */
+    double feed_s;          /* the scenario written to the feed, cont */
+    double collect_s;       /* the device's last event awaited, the
+                             * output split into the case's files */
+    double judge_s;         /* judged from those files */
+    guint64 ram_pages;      /* guest pages put back by the reset */
+    guint skipped_events;   /* events before the case's own: no case's */
+    guint64 stray_bytes;    /* console bytes before the case's epoch
+                             * line: not its own, left out (should be 0) */
 } RsFuzzCase;
 
 void rs_fuzz_env_clear(RsFuzzEnv *env);
@@ -49,6 +73,17 @@ typedef RsFuzzCase *(*RsFuzzNext)(gpointer opaque);
 typedef void (*RsFuzzDone)(RsFuzzCase *c, gpointer opaque);
 void rs_fuzz_run(RsFuzzEnv *env, RsFuzzNext next, RsFuzzDone done,
                  gpointer opaque);
+
+/*
+ * Held by the resident fuzzer's worker threads while they call @next and
+ * @done: whoever else reads what those change takes it too.
+ */
+void rs_fuzz_lock(void);
+void rs_fuzz_unlock(void);
+
+/* rs_fuzz_run with env->resident: see resident.c. */
+void rs_fuzz_run_resident(RsFuzzEnv *env, RsFuzzNext next, RsFuzzDone done,
+                          gpointer opaque);
 
 /* Run one case to its end (ringside run --case, replay, minimisation). */
 void rs_fuzz_run_one(RsFuzzEnv *env, RsFuzzCase *c);
