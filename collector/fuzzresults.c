@@ -20,7 +20,44 @@ static void dir_free(gpointer p)
     g_free(d->kernel);
     g_free(d->kernel_sha);
     g_free(d->pace);
+    g_clear_pointer(&d->ends[0], g_array_unref);
+    g_clear_pointer(&d->ends[1], g_array_unref);
+    g_clear_pointer(&d->overhead, g_array_unref);
     g_free(d);
+}
+
+/* When the case ended and, if resident, its overhead breakdown. */
+static void add_timing(RsResultDir *d, JsonObject *o, gboolean cold)
+{
+    JsonNode *n = json_object_get_member(o, "end_unix_ms");
+    JsonObject *ov;
+    RsResultOverhead v = { 0 };
+
+    if (n && JSON_NODE_HOLDS_VALUE(n)) {
+        gint64 t = json_node_get_int(n);
+
+        if (!d->ends[cold]) {
+            d->ends[cold] = g_array_new(FALSE, FALSE, sizeof(gint64));
+        }
+        g_array_append_val(d->ends[cold], t);
+    }
+    n = json_object_get_member(o, "overhead_ms");
+    if (cold || !n || !JSON_NODE_HOLDS_OBJECT(n)) {
+        return;
+    }
+    ov = json_node_get_object(n);
+    v.total = json_object_get_double_member_with_default(ov, "total", 0);
+    v.reset = json_object_get_double_member_with_default(ov, "reset", 0);
+    v.ram = json_object_get_double_member_with_default(ov, "ram", 0);
+    v.feed = json_object_get_double_member_with_default(ov, "feed", 0);
+    v.collect = json_object_get_double_member_with_default(ov, "collect", 0);
+    v.judge = json_object_get_double_member_with_default(ov, "judge", 0);
+    v.guest = json_object_get_double_member_with_default(o, "guest_s", 0) *
+              1e3;
+    if (!d->overhead) {
+        d->overhead = g_array_new(FALSE, FALSE, sizeof(RsResultOverhead));
+    }
+    g_array_append_val(d->overhead, v);
 }
 
 static void kernel_free(gpointer p)
@@ -254,6 +291,7 @@ static gboolean parse_case(RsFuzzResults *r, guint dir_i, JsonParser *parser,
         return TRUE;
     }
     ((RsResultDir *)r->dirs->pdata[dir_i])->cases++;
+    add_timing(r->dirs->pdata[dir_i], o, cold);
     if (!cold) {
         ((RsResultDir *)r->dirs->pdata[dir_i])->snap_new++;
     }

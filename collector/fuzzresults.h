@@ -23,7 +23,16 @@ typedef struct {
     int complete;           /* fuzz.json says: 1 done, 0 not, -1 unsaid */
     guint shard_i, shard_n; /* parsed from shard; n 0: unknown */
     guint64 snap_new;       /* snapshot cases first merged from it */
+    /* Per case merged from it: when it ended (unix ms; [cold]) and, for a
+     * resident case, where its wall time went (RsResultOverhead). */
+    GArray *ends[2];
+    GArray *overhead;
 } RsResultDir;
+
+/* A resident case's wall time, in ms: the harness's part and the guest's. */
+typedef struct {
+    double total, reset, ram, feed, collect, judge, guest;
+} RsResultOverhead;
 
 typedef struct {
     char *sha, *path, *osrelease;

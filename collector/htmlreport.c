@@ -259,6 +259,193 @@ static void summary_section(GString *o, const RsFuzzResults *r)
     g_string_append(o, "</section>");
 }
 
+/* Rate over time, and where a resident case's wall time goes */
+
+#define RT_W    1200
+#define RT_H    200
+#define RT_L    62
+#define RT_R    14
+#define RT_T    16
+#define RT_B    40
+
+static int cmp_i64(gconstpointer a, gconstpointer b)
+{
+    gint64 x = *(const gint64 *)a, y = *(const gint64 *)b;
+
+    return x < y ? -1 : x > y;
+}
+
+static int cmp_dbl(gconstpointer a, gconstpointer b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+
+    return x < y ? -1 : x > y;
+}
+
+/*
+ * Cases a minute over the run, in bins of a twentieth of it (10 s at
+ * least), from when its first case ended: a polyline per mode.
+ */
+static void rate_svg(GString *o, const RsResultDir *d)
+{
+    static const char *const colour[2] = { "#2b6cb0", "#a0aec0" };
+    gint64 t0 = G_MAXINT64, t1 = 0, bin;
+    double peak = 1;
+    guint nb, b, i;
+    int cold;
+    g_autofree guint *count[2] = { NULL, NULL };
+
+    for (cold = 0; cold < 2; cold++) {
+        for (i = 0; d->ends[cold] && i < d->ends[cold]->len; i++) {
+            gint64 t = g_array_index(d->ends[cold], gint64, i);
+
+            t0 = MIN(t0, t);
+            t1 = MAX(t1, t);
+        }
+    }
+    if (t1 <= t0) {
+        return;
+    }
+    bin = MAX(10000, (t1 - t0) / 20);
+    nb = (t1 - t0) / bin + 1;
+    for (cold = 0; cold < 2; cold++) {
+        count[cold] = g_new0(guint, nb);
+        for (i = 0; d->ends[cold] && i < d->ends[cold]->len; i++) {
+            b = (g_array_index(d->ends[cold], gint64, i) - t0) / bin;
+            count[cold][b]++;
+            peak = MAX(peak, count[cold][b] * 60000.0 / bin);
+        }
+    }
+    g_string_append_printf(o, "<svg viewBox=\"0 0 %d %d\" class=\"chart\" "
+                           "role=\"img\" aria-label=\"cases per minute over "
+                           "the run\">", RT_W, RT_H);
+    g_string_append_printf(o, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" "
+                           "y2=\"%d\" stroke=\"#718096\"/>", RT_L,
+                           RT_H - RT_B, RT_W - RT_R, RT_H - RT_B);
+    g_string_append_printf(o, "<text x=\"%d\" y=\"%d\" text-anchor=\"end\" "
+                           "font-size=\"11\">%.0f/min</text>", RT_L - 4,
+                           RT_T + 4, peak);
+    g_string_append_printf(o, "<text x=\"%d\" y=\"%d\" font-size=\"11\">"
+                           "0 s</text><text x=\"%d\" y=\"%d\" "
+                           "text-anchor=\"end\" font-size=\"11\">%.0f s "
+                           "(bins of %.0f s)</text>", RT_L, RT_H - RT_B + 16,
+                           RT_W - RT_R, RT_H - RT_B + 16,
+                           (t1 - t0) / 1e3, bin / 1e3);
+    for (cold = 1; cold >= 0; cold--) {
+        if (!d->ends[cold] || !d->ends[cold]->len) {
+            continue;
+        }
+        g_string_append_printf(o, "<polyline fill=\"none\" stroke=\"%s\" "
+                               "stroke-width=\"2\" points=\"", colour[cold]);
+        for (b = 0; b < nb; b++) {
+            double x = RT_L + (RT_W - RT_L - RT_R) *
+                       (nb > 1 ? (double)b / (nb - 1) : 0.5);
+            double y = RT_H - RT_B - (RT_H - RT_B - RT_T) *
+                       (count[cold][b] * 60000.0 / bin) / peak;
+
+            g_string_append_printf(o, "%.1f,%.1f ", x, y);
+        }
+        g_string_append_printf(o, "\"><title>%s cases/min</title>"
+                               "</polyline>", cold ? "cold" : "snapshot");
+    }
+    g_string_append(o, "</svg>");
+}
+
+static double ovh_quantile(GArray *a, gsize off, double q)
+{
+    g_autoptr(GArray) v = g_array_new(FALSE, FALSE, sizeof(double));
+    guint i;
+
+    for (i = 0; i < a->len; i++) {
+        double x = *(double *)((char *)&g_array_index(a, RsResultOverhead,
+                                                      i) + off);
+
+        g_array_append_val(v, x);
+    }
+    g_array_sort(v, cmp_dbl);
+    return v->len ? g_array_index(v, double, (guint)(q * (v->len - 1) +
+                                                     0.5)) : 0;
+}
+
+static void overhead_table(GString *o, const RsResultDir *d)
+{
+    static const struct {
+        const char *name, *what;
+        gsize off;
+    } parts[] = {
+        { "reset", "RAM put back, loadvm",
+          G_STRUCT_OFFSET(RsResultOverhead, reset) },
+        { "of which RAM", "pages that differ from the snapshot's",
+          G_STRUCT_OFFSET(RsResultOverhead, ram) },
+        { "feed + cont", "the scenario written, the guest continued",
+          G_STRUCT_OFFSET(RsResultOverhead, feed) },
+        { "collect", "the device's closing events, the output split",
+          G_STRUCT_OFFSET(RsResultOverhead, collect) },
+        { "judge", "the case's verdicts and class",
+          G_STRUCT_OFFSET(RsResultOverhead, judge) },
+        { "total overhead", "wall time minus the guest's",
+          G_STRUCT_OFFSET(RsResultOverhead, total) },
+        { "guest", "the case itself, cont to its reset",
+          G_STRUCT_OFFSET(RsResultOverhead, guest) },
+    };
+    guint i;
+
+    g_string_append_printf(o, "<table><thead><tr><th class=\"l\">part</th>"
+                           "<th class=\"l\">what</th><th>median ms</th>"
+                           "<th>p90 ms</th><th>max ms</th></tr></thead>"
+                           "<tbody>");
+    for (i = 0; i < G_N_ELEMENTS(parts); i++) {
+        g_string_append_printf(o, "<tr><td class=\"l\">%s</td><td class=\"l "
+                               "dim\">%s</td><td>%.1f</td><td>%.1f</td>"
+                               "<td>%.1f</td></tr>", parts[i].name,
+                               parts[i].what,
+                               ovh_quantile(d->overhead, parts[i].off, 0.5),
+                               ovh_quantile(d->overhead, parts[i].off, 0.9),
+                               ovh_quantile(d->overhead, parts[i].off, 1));
+    }
+    g_string_append_printf(o, "</tbody></table><p class=\"dim\">%u resident "
+                           "cases.</p>", d->overhead->len);
+}
+
+static void speed_section(GString *o, const RsFuzzResults *r)
+{
+    guint i, shown = 0;
+
+    for (i = 0; i < r->dirs->len; i++) {
+        const RsResultDir *d = r->dirs->pdata[i];
+
+        if ((!d->ends[0] || d->ends[0]->len < 2) && !d->overhead) {
+            continue;
+        }
+        if (!shown++) {
+            g_string_append(o, "<section class=\"card\"><h2>Speed: the rate "
+                            "over time and where a case's time goes</h2>"
+                            "<p class=\"dim\">Cases a minute as they ended "
+                            "(blue: from snapshots, grey: booted cold); for "
+                            "resident runs (one QEMU per job and vCPU count, "
+                            "reset by loadvm), each case's wall time split "
+                            "into the harness's parts and the guest's own "
+                            "run.</p>");
+        }
+        g_string_append(o, "<h3 class=\"mono\">");
+        rs_html_esc(o, d->path);
+        g_string_append(o, "</h3>");
+        if (d->ends[0]) {
+            g_array_sort(d->ends[0], cmp_i64);
+        }
+        if (d->ends[1]) {
+            g_array_sort(d->ends[1], cmp_i64);
+        }
+        rate_svg(o, d);
+        if (d->overhead) {
+            overhead_table(o, d);
+        }
+    }
+    if (shown) {
+        g_string_append(o, "</section>");
+    }
+}
+
 /* Latency histograms */
 
 #define HG_W    1200
@@ -630,6 +817,7 @@ gboolean rs_html_report_write(RsFuzzResults *r, const char *path,
     g_string_append(o, "</p>");
 
     summary_section(o, r);
+    speed_section(o, r);
     histogram_section(o, r);
     failing_section(o, r);
     if (!timeline_section(o, r, timeline, error)) {
