@@ -70,6 +70,9 @@ struct RsFollower {
     /* console offset - wire byte index, once known (have_base) */
     gint64 wire_base;
     gboolean have_base;
+    /* the device's byte count when the console stream was opened */
+    guint64 console_from;
+    gboolean have_console_from;
     gsize line_start;           /* console-only: the open line begins */
 
     char *events_path;          /* NULL: console-only */
@@ -231,6 +234,21 @@ static int console_line_by_len(RsFollower *f, const RsLineVerdict *lv,
         pos = end + 1;
     }
     return -1;
+}
+
+/* A line the console did not bring: its record's text, from the ring. */
+static GByteArray *line_ring_text(RsFollower *f, const RsLineVerdict *lv)
+{
+    const RsScrapedRecord *r = f->scrape && lv->has_seq ?
+                               rs_ring_scrape_get(f->scrape, lv->seq) : NULL;
+    GByteArray *raw;
+
+    if (!r) {
+        return NULL;
+    }
+    raw = g_byte_array_new();
+    g_byte_array_append(raw, (const guint8 *)r->text, strcspn(r->text, "\n"));
+    return raw;
 }
 
 static gboolean console_find(RsFollower *f, const GByteArray *raw)
@@ -420,10 +438,15 @@ static void emit_judged(RsFollower *f, gboolean final)
 
         if (!raw) {
             /* No per-byte records: the text is the console's line. */
-            int found = console_line_by_len(f, lv, &raw);
+            int found = f->have_console_from && lv->last < f->console_from ?
+                        -1 : console_line_by_len(f, lv, &raw);
 
             if (found > 0) {
                 con = CON_OK;
+            } else if (found < 0 && f->have_console_from &&
+                       lv->last < f->console_from) {
+                /* sent before this console stream was opened */
+                con = CON_NOT_ATTACHED;
             } else if (!f->console_since_ns) {
                 con = CON_NOT_ATTACHED;
             } else if (!final && found == 0) {
@@ -438,6 +461,9 @@ static void emit_judged(RsFollower *f, gboolean final)
                 con = CON_MISSED;
             }
             f->line_wait_ns = 0;
+            if (!raw) {
+                raw = line_ring_text(f, lv);
+            }
         } else if (console_find(f, raw)) {
             con = CON_OK;
         } else if (!f->console_since_ns || sent < f->console_since_ns) {
@@ -1135,6 +1161,13 @@ static void console_open(RsFollower *f)
     f->st = st;
     f->console_since_ns = now_ns();
     f->have_base = FALSE;       /* a new stream: bytes may be missing */
+    {
+        g_autofree char *tx = rs_virt_qom_get(f->dom, RS_VIRT_DEVICE,
+                                              "tx-bytes", NULL);
+
+        f->have_console_from = tx != NULL;
+        f->console_from = tx ? g_ascii_strtoull(tx, NULL, 10) : 0;
+    }
     f->console_busy_said = FALSE;
     f->console_lost = FALSE;
     f->console_fails = 0;
