@@ -11,7 +11,7 @@ build_pkgs=(build-essential pkg-config ninja-build meson ccache bc python3
     linux-source-6.1 seabios qemu-system-data ipxe-qemu)
 test_pkgs=(clang libclang-rt-14-dev crash makedumpfile chromium
     libvirt-daemon libvirt-daemon-driver-qemu libvirt-clients
-    slurmctld slurmd slurm-client munge)
+    slurmctld slurmd slurm-client munge systemd-journal-remote)
 
 want=("${build_pkgs[@]}")
 [ "${1:-build}" = test ] && want+=("${test_pkgs[@]}")
