@@ -7,11 +7,13 @@
 #include "errors.h"
 #include "events.h"
 #include "guest.h"
+#include "journal.h"
 #include "outcome.h"
 #include "scenario.h"
 #include "transcript.h"
 #include "verdicts.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,6 +52,31 @@ static void print_transcript(const RsTranscript *t)
     }
 }
 
+/* --journal: the run's lines as journal entries, under the case's name. */
+static gboolean write_journal(const char *path, const char *name,
+                              RsEventStream *events, const char *console)
+{
+    g_autofree char *text = NULL;
+    gsize len = 0;
+    FILE *f = strcmp(path, "-") ? fopen(path, "a") : stdout;
+
+    if (!f) {
+        g_printerr("ringside run: cannot write %s: %s\n", path,
+                   g_strerror(errno));
+        return FALSE;
+    }
+    g_file_get_contents(console, &text, &len, NULL);
+    rs_journal_write_stream(f, name, 1, events, text ? text : "", len);
+    if (f == stdout) {
+        fflush(f);
+    } else if (fclose(f) != 0) {
+        g_printerr("ringside run: cannot write %s: %s\n", path,
+                   g_strerror(errno));
+        return FALSE;
+    }
+    return TRUE;
+}
+
 /* Last line of QEMU's own output, to explain why it failed. */
 static char *qemu_last_words(const char *path)
 {
@@ -77,6 +104,7 @@ int rs_cmd_run(int argc, char **argv)
     RsL1Report l1;
     g_autofree char *qemu = NULL, *kernel = NULL, *initrd = NULL;
     g_autofree char *case_name = NULL, *accel = NULL, *out = NULL;
+    g_autofree char *journal = NULL;
     g_autofree char *append = NULL, *pace = NULL, *oracle = NULL;
     gboolean quiet = FALSE;
     int smp = -1, memory = -1, timeout = -1;   /* -1: not given */
@@ -123,6 +151,10 @@ int rs_cmd_run(int argc, char **argv)
           "Also a \"tx\" event per byte in events.jsonl (the device's "
           "tx-events=on: some 30 times the volume, for a byte-level look)",
           NULL },
+        { "journal", 0, 0, G_OPTION_ARG_FILENAME, &journal,
+          "Also write each console line (and each record that never "
+          "reached the console) as a journal entry in the Journal Export "
+          "Format to FILE, appending (- for standard output)", "FILE" },
         { "print-qemu", 0, 0, G_OPTION_ARG_NONE, &cfg.print_only,
           "Print the QEMU command line (shell-quoted) instead of running it",
           NULL },
@@ -253,6 +285,10 @@ int rs_cmd_run(int argc, char **argv)
             g_file_get_contents(res.console_path, &text, &len, NULL);
         }
         t = rs_transcript_build_console(events, text ? text : "", len);
+        if (journal && !write_journal(journal, cfg.case_name, events,
+                                      res.console_path)) {
+            goto out;
+        }
     }
     end = rs_guest_end(&res, t);
     rs_verdict_report_build(events, &verdicts);

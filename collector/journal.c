@@ -99,3 +99,92 @@ void rs_journal_write(FILE *out, const RsJournalEntry *e)
     fwrite(o->str, 1, o->len, out);
     g_string_free(o, TRUE);
 }
+
+/* Bytes before index @i that the console chardev never got. */
+static guint64 offwire_before(const RsEventStream *s, guint64 i)
+{
+    guint lo = 0, hi = s->offwire ? s->offwire->len : 0;
+
+    while (lo < hi) {
+        guint mid = lo + (hi - lo) / 2;
+
+        if (g_array_index(s->offwire, guint64, mid) < i) {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    return lo;
+}
+
+/* The line's text: from its "tx" records, else from the console log. */
+static GString *line_text(RsEventStream *s, const RsLineVerdict *lv,
+                          const char *console, gsize console_len)
+{
+    GString *t = g_string_new(NULL);
+    guint64 i;
+
+    if (lv->last < lv->first || lv->last - lv->first > 65536) {
+        return t;
+    }
+    if (s->tx->len) {
+        for (i = lv->first; i <= lv->last; i++) {
+            RsTxByte *b = rs_event_stream_byte(s, i);
+
+            if (b && !b->loopback && !b->overrun && !b->cleared &&
+                !b->refused) {
+                g_string_append_c(t, b->byte);
+            }
+        }
+    } else {
+        guint64 at = lv->first - offwire_before(s, lv->first);
+
+        if (at < console_len) {
+            g_string_append_len(t, console + at,
+                                MIN((guint64)lv->len, console_len - at));
+        }
+    }
+    while (t->len && (t->str[t->len - 1] == '\n' ||
+                      t->str[t->len - 1] == '\r')) {
+        g_string_truncate(t, t->len - 1);
+    }
+    return t;
+}
+
+void rs_journal_write_stream(FILE *out, const char *name, int boot,
+                             RsEventStream *s, const char *console,
+                             gsize console_len)
+{
+    guint k;
+
+    for (k = 0; k < s->lines->len; k++) {
+        const RsLineVerdict *lv = &g_array_index(s->lines, RsLineVerdict, k);
+        g_autoptr(GString) text = line_text(s, lv, console, console_len);
+        RsTxByte *first = s->tx->len ? rs_event_stream_byte(s, lv->first) :
+                          NULL;
+        RsJournalEntry e = {
+            .domain = name, .boot = boot, .ev = "line",
+            .verdict = lv->verdict, .vt_ns = lv->vt_ns,
+            .cpu = first ? first->cpu : lv->has_stamp ? lv->cpu : -1,
+            .has_seq = lv->has_seq, .seq = lv->seq, .level = -1,
+            .text = text->str, .len = text->len,
+        };
+
+        rs_journal_write(out, &e);
+    }
+    for (k = 0; k < s->records->len; k++) {
+        const RsRecordVerdict *rv = &g_array_index(s->records,
+                                                   RsRecordVerdict, k);
+        g_autofree char *msg = g_strdup_printf(
+            "<ring record %" G_GUINT64_FORMAT "%s not on the console>",
+            rv->seq, rv->count > 1 ? "..." : "");
+        RsJournalEntry e = {
+            .domain = name, .boot = boot, .ev = "record",
+            .verdict = rv->verdict, .vt_ns = -1, .cpu = -1, .has_seq = TRUE,
+            .seq = rv->seq, .level = rv->level, .text = msg,
+            .len = strlen(msg),
+        };
+
+        rs_journal_write(out, &e);
+    }
+}

@@ -6,6 +6,8 @@
 #ifndef RINGSIDE_JOURNAL_H
 #define RINGSIDE_JOURNAL_H
 
+#include "events.h"
+
 #include <glib.h>
 #include <stdio.h>
 
@@ -33,5 +35,15 @@ typedef struct {
 int rs_journal_priority(const RsJournalEntry *e);
 
 void rs_journal_write(FILE *out, const RsJournalEntry *e);
+
+/*
+ * Every judged line of a finished stream @s, and every record that never
+ * reached the console, as entries of @name's boot @boot.  The text of a
+ * stream without "tx" records is taken from @console, what the console
+ * chardev got (each line's first..last bytes locate it there).
+ */
+void rs_journal_write_stream(FILE *out, const char *name, int boot,
+                             RsEventStream *s, const char *console,
+                             gsize console_len);
 
 #endif
