@@ -673,6 +673,12 @@ static void run_case(Resident *r, RsFuzzCase *c)
     gboolean complete = FALSE, timed_out = FALSE;
 
     c->resident = TRUE;
+    c->job = r->job;
+    /* Made first: a run stopped mid-case finds it, and runs the case again. */
+    if (g_mkdir_with_parents(c->dir, 0755) < 0) {
+        c->error = g_strdup_printf("%s: %s", c->dir, g_strerror(errno));
+        return;
+    }
     /* 1. Back to the snapshot. */
     if (r->shut_down) {
         static const char *const reset[] = { "RESET", NULL };
@@ -751,10 +757,6 @@ static void run_case(Resident *r, RsFuzzCase *c)
     r->con_off = con_end;
     evs = collect_events(r, timed_out, &complete, &evlen, &skipped);
     c->skipped_events = skipped;
-    if (g_mkdir_with_parents(c->dir, 0755) < 0) {
-        c->error = g_strdup_printf("%s: %s", c->dir, g_strerror(errno));
-        return;
-    }
     if (!split_console(con, c->index, &start, &why)) {
         c->error = g_steal_pointer(&why);
     }
