@@ -277,13 +277,15 @@ static void case_done(RsFuzzCase *c, gpointer opaque)
 
         g_array_append_val(f->ovh, o);
         g_string_append_printf(line, "\"restore\":\"resident\","
+                               "\"qemu\":\"resident/j%u-smp%u\","
                                "\"guest_s\":%.4f,\"overhead_ms\":{"
                                "\"total\":%.2f,\"reset\":%.2f,\"ram\":%.2f,"
                                "\"feed\":%.2f,\"collect\":%.2f,"
                                "\"judge\":%.2f},\"ram_pages\":%"
                                G_GUINT64_FORMAT ",\"stray_bytes\":%"
                                G_GUINT64_FORMAT ",\"skipped_events\":%u,",
-                               c->guest_s, o.total, o.reset, o.ram, o.feed,
+                               c->job, c->sc.smp, c->guest_s, o.total,
+                               o.reset, o.ram, o.feed,
                                o.collect, o.judge, c->ram_pages,
                                c->stray_bytes, c->skipped_events);
     }

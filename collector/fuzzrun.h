@@ -46,6 +46,7 @@ typedef struct {
      * rest is the harness's overhead.
      */
     gboolean resident;
+    guint job;              /* its QEMU: resident/j<job>-smp<smp> */
     double guest_s;
     double reset_s;         /* the RAM put back, system_reset, loadvm */
     double ram_s;           /* of which the RAM */
