@@ -7,6 +7,10 @@ from the mailbox), a shard drawing exactly its share of the same seed's
 scenarios; a case file rerun; a case that cannot panic under TCG (the
 module's hardlockup: no NMI watchdog) minimised to one vCPU and no storm;
 a one-vCPU case recorded and replayed with the same wire and verdicts.
+The resident fuzzer (many cases in one QEMU, reset by loadvm): each
+case's console and events its own, cut at the case's own markers even
+after panics with records still to flush and a case stopped as hung; the
+same scenarios as a new QEMU per case; a failing case rerun.
 """
 import json
 import os
@@ -57,7 +61,7 @@ def case_file(name, **kw):
     return path
 
 
-print("1..15")
+print("1..23")
 
 # A fuzz run: 12 scenarios from snapshots, the first 4 also booted cold.
 d1 = os.path.join(d, "d1")
@@ -150,5 +154,111 @@ m = re.search(r"record: class=(\S+)", p.stdout)
 m2 = re.search(r"replay: class=(\S+)", p.stdout)
 check(m and m2 and m.group(1) == m2.group(1), "the same class both times",
       p.stdout)
+
+# The resident fuzzer.  pending-panic panics with records still to flush;
+# hardlockup cannot panic under TCG and powers the guest off; warn-storm
+# on 4 vCPUs under --timeout 1 is likely stopped as hung.  One job, so
+# each QEMU runs its vCPU count's cases in index order: seed 5 has two
+# hardlockup cases that the same QEMU follows with another case.
+d5 = os.path.join(d, "d5")
+tests5 = "panic-task,pending-panic,warn-storm,hardlockup"
+p = run(["fuzz", "--cases", "12", "--cold", "2", "--seed", "5", "--jobs",
+         "1", "--timeout", "1", "--keep-runs", "--tests", tests5, "-o", d5])
+rows5 = [r for r in results(d5) if r["mode"] == "snapshot"] \
+    if os.path.exists(os.path.join(d5, "results.jsonl")) else []
+check(p.returncode == 0 and sorted(r["index"] for r in rows5) ==
+      list(range(12)) and all(r.get("restore") == "resident" for r in rows5),
+      "resident: 12 cases, each run in a resident QEMU", p.stdout + p.stderr)
+check(re.search(r"targets: cold boots [0-9.]+ cases/min \| resident [0-9.]+ "
+                r"cases/min \| [0-9.]+x \(target 5x: \w+\) \| median "
+                r"overhead [0-9.]+ ms a case \(target 50 ms: \w+\)",
+                p.stdout) and "per-case overhead, median" in p.stdout,
+      "the summary prints the rate and overhead targets side by side",
+      p.stdout)
+
+
+def text(path):
+    with open(path, "rb") as fh:
+        return fh.read().decode("utf-8", "replace")
+
+
+epoch_re = re.compile(r"ringside-init: fuzz: scenario (.*) ringside\.epoch="
+                      r"(\d+)\r?$", re.M)
+bad = []
+for r in rows5:
+    rd = os.path.join(d5, "runs", str(r["index"]))
+    con = text(os.path.join(rd, "console.log"))
+    marks = epoch_re.findall(con)
+    evs = [json.loads(l) for l in open(os.path.join(rd, "events.jsonl"))]
+    kinds = [e["ev"] for e in evs]
+    closing = kinds[kinds.index("summary"):] if "summary" in kinds else []
+    if marks != [(r["words"], str(r["index"]))] or r.get("stray_bytes"):
+        bad.append((r["index"], "console", marks, r.get("stray_bytes")))
+    if kinds[:2] != ["start", "ring"] or evs[1].get("why") != "reset" or \
+            kinds.count("summary") != 1 or kinds.count("resume") != 1 or \
+            any(k not in ("summary", "bracket", "l1-summary")
+                for k in closing):
+        bad.append((r["index"], "events", kinds[:3], closing[:4]))
+check(rows5 and not bad, "each case's console holds its own epoch line and "
+      "no other's, its events run from its restore's reset to its summary",
+      bad)
+
+# Nothing lost or doubled: a QEMU's console after its boot is its cases'
+# consoles one after the other, in the order they ran.
+bad = []
+for q in sorted(set(r["qemu"] for r in rows5 if "qemu" in r)):
+    mine = [r for r in rows5 if r.get("qemu") == q]
+    mine.sort(key=lambda r: r["end_unix_ms"])
+    whole = text(os.path.join(d5, q, "console.log"))
+    cases = "".join(text(os.path.join(d5, "runs", str(r["index"]),
+                                      "console.log")) for r in mine)
+    if not cases or not whole.endswith(cases) or \
+            epoch_re.search(whole[:len(whole) - len(cases)]):
+        bad.append(q)
+check(rows5 and not bad, "each QEMU's console is its cases' consoles in "
+      "turn: nothing mixed, lost or doubled", bad)
+flushing = [r for r in rows5 if r["test"] == "pending-panic" and
+            r["class"] != "hung"]
+check(flushing and all(r["class"] in ("clean", "lost", "torn", "corrupt",
+                                      "duplicated") and
+                       r.get("ended") == "panic" for r in flushing),
+      "cases that panic with records still to flush are judged as panics "
+      "(%d)" % len(flushing), flushing)
+ended = [r for r in rows5 if r["class"] in ("hung", "guest-did-not-panic")]
+after = [r for r in rows5 if any(r.get("qemu") == h.get("qemu") and
+                                 r["end_unix_ms"] > h["end_unix_ms"]
+                                 for h in ended)]
+check(len([r for r in ended if r["test"] == "hardlockup"]) == 3 and
+      len(after) >= 2 and all(r["class"] != "error" for r in after),
+      "after a guest's poweroff or a case stopped as hung (%d), its QEMU "
+      "runs the next ones (%d)" % (len(ended), len(after)), rows5)
+
+# The same seed and index give the same scenario in a new QEMU per case.
+d6 = os.path.join(d, "d6")
+p = run(["fuzz", "--cases", "3", "--cold", "0", "--seed", "5", "--mode",
+         "process", "--timeout", "2", "--tests", tests5, "-o", d6])
+rows6 = results(d6) if p.returncode == 0 else []
+w5 = {r["index"]: r["words"] for r in rows5}
+check(len(rows6) == 3 and all(w5.get(r["index"]) == r["words"] and
+                              r.get("restore") is None for r in rows6),
+      "--mode process runs the same scenarios for the same seed and index",
+      p.stdout + p.stderr)
+
+# A failing resident case reruns from its case file.
+failing5 = [r for r in rows5 if r["class"] != "clean" and "case" in r and
+            r["test"] != "hardlockup"]
+rf = failing5[0] if failing5 else None
+if rf:
+    p = run(["run", "--case", os.path.join(d5, rf["case"]), "-q", "--pace",
+             "off", "-o", os.path.join(d, "rerun5")])
+    con = text(os.path.join(d, "rerun5", "console.log")) \
+        if os.path.exists(os.path.join(d, "rerun5", "console.log")) else ""
+    check(re.search(r" class=[a-z-]+ ", p.stdout) and
+          ("fuzz: scenario " + rf["words"]) in con,
+          "ringside run --case reruns resident case %s (%s)"
+          % (rf["index"], rf["class"]), p.stdout + p.stderr)
+else:
+    print("ok %d - # SKIP no failing resident case to rerun" % (n + 1))
+    n += 1
 
 sys.exit(1 if failed else 0)

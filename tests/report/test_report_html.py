@@ -24,7 +24,7 @@ import time
 import zlib
 
 ringside = os.environ["RINGSIDE_BIN"]
-N = 11
+N = 12
 results = []
 t_start = time.monotonic()
 
@@ -141,6 +141,12 @@ check("the page has the latency histogram and the timeline, under 2 MB",
       '<svg class="hist"' in page and '<svg class="timeline"' in page and
       "ring records" in page and re.search(r'<rect class="v\d+" x=', page)
       and len(page) < 2 << 20)
+
+check("the page plots the rate over time and tables each resident "
+      "case's overhead parts",
+      "Speed: the rate over time" in page and 'aria-label="cases per '
+      'minute over the run"' in page and "total overhead" in page and
+      "of which RAM" in page)
 
 run0 = os.path.join(dirs[0], "runs", "0")
 r = report("--html", os.path.join(tmp, "t.html"), "--timeline", run0, *dirs)
