@@ -3,8 +3,9 @@
 
   rotate (default): a flood domain whose events go to a unix socket;
     attach keeps them in files rotated every 64 KiB while the guest runs,
-    is killed with SIGKILL and started again mid-flood, and libvirtd is
-    restarted meanwhile.  Every console line the device judged is
+    is stopped, then killed mid-flood and started again more than 10 s
+    later (the device gives up its queue and reports what it dropped), and
+    libvirtd is restarted meanwhile.  Every console line the device judged is
     accounted for: lines in the rotated files + lines the device reported
     lost + gaps counted = lines on the wire (the device's own count).
   remote: a domain whose events go to a TCP socket, followed by attach
@@ -149,17 +150,21 @@ def rotate():
                     "the first attach follows the flood"):
         att.kill()
         return
-    # Stopped, the socket fills; killed, what sat in it is gone, and the
-    # device queues (and counts what it must drop) while nobody reads.
+    # Stopped, the socket fills and the device queues; killed, what sat in
+    # the socket is gone.  The guest is paused meanwhile (so that the flood
+    # outlasts this): the device waits 10 s for a reader, then drops its
+    # queue and says so in a "lost" record.  The daemon restarts too.
     att.send_signal(signal.SIGSTOP)
-    time.sleep(1)
+    time.sleep(2)
+    libvirtd.virsh("suspend", NAME)
     att.send_signal(signal.SIGKILL)
     att.wait()
     libvirtd.kill()
-    time.sleep(1.5)
+    time.sleep(1)
     libvirtd.start()
+    time.sleep(10.5)
     out2 = os.path.join(tmp, "attach2.jsonl")
-    att = attach(out2, "--boots", "1", *opts)
+    att = attach(out2, "--boots", "1", "--resume", *opts)
     rc = finish(att, 120)
     check(rc in (0, 1), "the second attach follows the flood to its end",
           "rc %s; %s" % (rc, att.stderr.read()[-2000:]))
@@ -187,9 +192,10 @@ def rotate():
           "the device + %d gaps = %d on the wire" % (seen, lost, gaps, total),
           json.dumps(wire)[:1500])
     said = sum(int(e["msg"].split()[0]) for e in events(evs, "gap"))
-    check(said == gaps and gaps > 0,
+    check(said == gaps and gaps > 0 and lost > 0,
           "the restarted attach said how many lines it missed (%d), as the "
-          "files count them (%d)" % (said, gaps),
+          "files count them (%d); the device reported %d lost" %
+          (said, gaps, lost),
           [e["msg"] for e in events(evs, "gap")])
     st = end.get("stream", {})
     check(st.get("gaps") == gaps and st.get("lost") == lost,
