@@ -104,7 +104,13 @@ static void progress(Fuzz *f, gboolean force)
     gint64 now = g_get_monotonic_time();
     double el = (now - f->phase_t0) / 1e6;
     double rate = el > 0 ? f->done * 60.0 / el : 0;
-    guint64 failing = f->done - f->classes[f->cold][RS_CLASS_CLEAN];
+    guint64 failing = 0;
+    int k;
+
+    /* Earlier runs' too when resumed: they are in the classes, not done. */
+    for (k = 0; k < RS_N_CLASSES; k++) {
+        failing += k != RS_CLASS_CLEAN ? f->classes[f->cold][k] : 0;
+    }
     g_autofree char *eta = NULL;
 
     if (!force && now - f->last_progress < (f->tty ? 500000 : 10000000)) {

@@ -674,11 +674,6 @@ static void run_case(Resident *r, RsFuzzCase *c)
 
     c->resident = TRUE;
     c->job = r->job;
-    /* Made first: a run stopped mid-case finds it, and runs the case again. */
-    if (g_mkdir_with_parents(c->dir, 0755) < 0) {
-        c->error = g_strdup_printf("%s: %s", c->dir, g_strerror(errno));
-        return;
-    }
     /* 1. Back to the snapshot. */
     if (r->shut_down) {
         static const char *const reset[] = { "RESET", NULL };
@@ -818,8 +813,16 @@ static gpointer worker(gpointer opaque)
         if (!c) {
             break;
         }
-        r = rs[c->sc.smp];
-        if (!r) {
+        /*
+         * Made first, before its QEMU may have to start: a run stopped
+         * mid-case finds it, and runs the case again.
+         */
+        if (g_mkdir_with_parents(c->dir, 0755) < 0) {
+            c->error = g_strdup_printf("%s: %s", c->dir, g_strerror(errno));
+            c->interrupted = TRUE;
+        }
+        r = c->error ? NULL : rs[c->sc.smp];
+        if (!r && !c->error) {
             g_autoptr(GError) err = NULL;
             gint64 t0 = g_get_monotonic_time();
 
