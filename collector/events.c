@@ -635,6 +635,21 @@ gboolean rs_event_stream_feed(RsEventStream *s, JsonParser *parser,
         g_set_error(error, RS_ERROR, RS_ERROR_BAD_INPUT, "NUL byte in line");
         return FALSE;
     }
+    /*
+     * A rotated file's head ("rotated") or a late reader's first record
+     * ("connected") carries the run's "start", ...,"start":{...}}: the
+     * run begins from it.
+     */
+    if (!s->saw_start && (strstr(line, ",\"ev\":\"rotated\",") ||
+                          strstr(line, ",\"ev\":\"connected\","))) {
+        const char *start = strstr(line, ",\"start\":{");
+        g_autofree char *obj = start && len > 1 && line[len - 1] == '}' ?
+            g_strndup(start + 9, line + len - 1 - (start + 9)) : NULL;
+
+        if (obj && !parse_line(s, parser, obj, error)) {
+            return FALSE;
+        }
+    }
     if (!parse_line(s, parser, line, error)) {
         return FALSE;
     }

@@ -2,6 +2,7 @@
  * Unit tests for the events socket's bookkeeping: the line ledger across
  * joins and device drops, and the rotated files attach keeps.
  */
+#include "events.h"
 #include "evledger.h"
 #include "evrotate.h"
 
@@ -122,10 +123,29 @@ static void test_rotate(void)
     g_rmdir(dir);
 }
 
+/* A rotated file reads on its own: the run begins from its head. */
+static void test_rotated_head(void)
+{
+    g_autoptr(RsEventStream) s = rs_event_stream_new();
+    g_autoptr(JsonParser) parser = json_parser_new_immutable();
+    g_autoptr(GError) err = NULL;
+    g_autofree char *head = g_strdup_printf(
+        "{\"v\":3,\"ev\":\"rotated\",\"lines\":5,\"start\":%s}", START);
+    const char *line = "{\"v\":3,\"ev\":\"line\",\"verdict\":\"ok\","
+                       "\"first\":100,\"last\":109,\"vt\":1,\"len\":8}";
+
+    g_assert_true(rs_event_stream_feed(s, parser, head, strlen(head), &err));
+    g_assert_no_error(err);
+    g_assert_true(s->saw_start);
+    g_assert_true(rs_event_stream_feed(s, parser, line, strlen(line), &err));
+    g_assert_cmpuint(s->lines->len, ==, 1);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
     g_test_add_func("/evstream/ledger", test_ledger);
     g_test_add_func("/evstream/rotate", test_rotate);
+    g_test_add_func("/evstream/rotated-head", test_rotated_head);
     return g_test_run();
 }
