@@ -958,11 +958,25 @@ static void on_sock_record(const char *rec, gsize len, gpointer opaque)
         events_line(f, f->ledger.start, strlen(f->ledger.start));
     }
     if (gap) {
+        const char *why = new_run ? "sent before this follower joined it" :
+                          "sent while no follower read it";
+
         f->boot_gaps += gap;
-        rs_follower_say(f, "gap", "%" G_GUINT64_FORMAT " console lines of "
-                        "this run are not in the event stream (%s)", gap,
-                        new_run ? "sent before this follower joined it" :
-                        "sent while no follower read it");
+        if (f->json) {
+            /* "lines" for machines, besides the notice's "msg" */
+            GString *o = json_head(f, "gap");
+
+            g_string_append_printf(o, ",\"lines\":%" G_GUINT64_FORMAT
+                                   ",\"msg\":\"%" G_GUINT64_FORMAT " console "
+                                   "lines of this run are not in the event "
+                                   "stream (%s)\"}", gap, gap, why);
+            put(f, o);
+            fflush(f->out);
+        } else {
+            rs_follower_say(f, "gap", "%" G_GUINT64_FORMAT " console lines "
+                            "of this run are not in the event stream (%s)",
+                            gap, why);
+        }
     }
     events_line(f, rec, len);
 }

@@ -191,7 +191,7 @@ def rotate():
           "every line accounted for: %d in the files + %d reported lost by "
           "the device + %d gaps = %d on the wire" % (seen, lost, gaps, total),
           json.dumps(wire)[:1500])
-    said = sum(int(e["msg"].split()[0]) for e in events(evs, "gap"))
+    said = sum(e["lines"] for e in events(evs, "gap"))
     check(said == gaps and gaps > 0 and lost > 0,
           "the restarted attach said how many lines it missed (%d), as the "
           "files count them (%d); the device reported %d lost" %
