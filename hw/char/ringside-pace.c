@@ -246,7 +246,8 @@ uint64_t ringside_pace_read(RingsideSerialState *s, hwaddr addr)
     bool dlab = s->serial.lcr & RS_LCR_DLAB;
     uint64_t v;
 
-    if (addr == RS_REG_LSR || addr == RS_REG_IIR) {
+    /* an empty transmitter has nothing to bring up to now */
+    if ((addr == RS_REG_LSR || addr == RS_REG_IIR) && s->tsr_busy) {
         pace_advance(s, qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL));
     }
     v = serial_io_ops.read(&s->serial, addr, 1);

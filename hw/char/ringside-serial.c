@@ -387,7 +387,13 @@ static uint64_t ringside_serial_read(void *opaque, hwaddr addr, unsigned size)
     if (addr == RS_REG_SCR && s->ext_base && ringside_ext_scr_read(s, &val)) {
         return val;
     }
-    /* a read of LSR may send (and judge) what the transmitter held */
+    /*
+     * A read of LSR or IIR may send (and judge) what the transmitter held;
+     * with it empty (unpaced, nearly always) a read does no work to meter.
+     */
+    if (!s->tsr_busy) {
+        return ringside_pace_read(s, addr);
+    }
     ringside_cost_begin(s, RS_COST_ACCESS);
     val = ringside_pace_read(s, addr);
     ringside_cost_end(s);
