@@ -73,6 +73,7 @@ void rs_l1_reset(rs_l1 *l)
     l->next = 0;
     rs_levels_reset(l->level_seq);
     l->dropped_credit = 0;
+    l->replay = false;
 }
 
 bool rs_l1_busy(const rs_l1 *l)
@@ -286,8 +287,10 @@ static void start_at(rs_l1 *l, uint64_t seq)
 static void deliver(rs_l1 *l, uint64_t seq, int level, unsigned rflags)
 {
     run r = { .open = false };
+    bool replay = l->replay;
     uint8_t w;
 
+    l->replay = false;
     start_at(l, seq);
     if (seq >= l->next) {
         judge_skipped(l, l->next, seq);
@@ -299,6 +302,8 @@ static void deliver(rs_l1 *l, uint64_t seq, int level, unsigned rflags)
         if (l->records[w - 1]) {
             l->records[w - 1]--;
         }
+    } else if (replay) {
+        return;                 /* the copy the kernel said it prints again */
     } else {
         run_add(l, &r, RS_R_DUPLICATE, seq, 1, level);
         run_flush(l, &r);
@@ -409,6 +414,7 @@ static void judge_frame(rs_l1 *l, int cpu, rs_l1_frame *f, bool open)
         if (notice == RS_NOTICE_DROPPED) {
             l->dropped_credit += count;
         }
+        l->replay |= notice == RS_NOTICE_REPLAYING;
     } else if (!l->ring) {
         bi.verdict = RS_B_UNCHECKED;
     } else {

@@ -148,6 +148,11 @@ typedef struct rs_l1 {
      */
     uint64_t under_budget;
     bool user_open;             /* a user space line is under way */
+    /*
+     * The kernel wrote "** replaying previous printk message **": the next
+     * record comes again, and is no duplicate.  Not migrated.
+     */
+    bool replay;
 } rs_l1;
 
 void rs_l1_init(rs_l1 *l, int loglevel, rs_l1_bracket_fn on_bracket,

@@ -229,6 +229,42 @@ static void test_nested_takeover(void)
 }
 
 /*
+ * An nbcon console taken over after it printed a record whole, before it
+ * moved on: the new owner writes the replay notice and the record again.
+ * The kernel owned up to the copy, so it is no duplicate, at either level.
+ */
+static void test_replay_notice(void)
+{
+    Fixture f = { 0 };
+    Ring r;
+    g_autofree char *v = NULL;
+    g_autoptr(QDict) sum = NULL;
+    g_autoptr(GPtrArray) lines = NULL;
+
+    start_announced(&f, &r);
+    ring_push(&r, "printed twice");
+    ring_push(&r, "after it");
+    bracket(f.qts, 0, "printed twice");
+    begin(f.qts, 0);
+    uart_puts(f.qts, "** replaying previous printk message **\r\n");
+    end(f.qts, 0);
+    bracket(f.qts, 0, "printed twice");
+    bracket(f.qts, 1, "after it");
+    v = verdicts_of(&f, "bracket");
+    g_assert_cmpstr(v, ==, "ok:0 dropped-notice:0 ok:0 ok:1");
+    lines = events_of(f.events, "line");
+    g_assert_cmpuint(lines->len, ==, 4);
+    g_assert_cmpstr(qdict_get_str(lines->pdata[1], "verdict"), ==, "notice");
+    g_assert_cmpstr(qdict_get_str(lines->pdata[2], "verdict"), ==,
+                    "replayed");
+    sum = quit_event(&f, "l1-summary");
+    g_assert_cmpint(sub_int(sum, "records", "delivered"), ==, 2);
+    g_assert_cmpint(sub_int(sum, "records", "duplicate"), ==, 0);
+    g_assert_cmpint(sub_int(sum, "records", "dropped"), ==, 0);
+    fixture_stop(&f);
+}
+
+/*
  * Records the console went past: exactly the skipped seqs, judged missing,
  * filtered (more verbose than anything printed) or cut (only a prefix ever
  * went out), and the ones never printed before the stop.
@@ -713,6 +749,7 @@ int main(int argc, char **argv)
     qtest_add_func("/ringside-ext/ok", test_ok);
     qtest_add_func("/ringside-ext/user-lines", test_user_lines);
     qtest_add_func("/ringside-ext/nested-takeover", test_nested_takeover);
+    qtest_add_func("/ringside-ext/replay-notice", test_replay_notice);
     qtest_add_func("/ringside-ext/skipped", test_skipped);
     qtest_add_func("/ringside-ext/verbose-later", test_verbose_later);
     qtest_add_func("/ringside-ext/corrupt-and-open", test_corrupt_and_open);
