@@ -1,6 +1,6 @@
 /*
  * ringside-serial: the extension window a cooperating kernel talks to
- * (level 1, guest-kernel/patches/0004 and 0007).
+ * (level 1: guest-kernel/6.1/patches/0004 and 0007, 6.12/patches/0004).
  *
  * Discovery goes through the scratch register, which a plain 16550 only
  * stores: after the guest writes the four bytes "ring" to it, the next four
