@@ -2,7 +2,7 @@
  * ringside-l1.h: judge console records bracketed by a cooperating kernel
  * (level 1) against the printk ring that holds them.
  *
- * A kernel with the ringside handshake (guest-kernel/*/patches) writes
+ * A kernel with the ringside handshake (guest-kernel/VERSION/patches) writes
  * begin(seq) before each record it prints on the console and end(seq)
  * after it, each marker one 32-bit I/O write.  The device tells us which
  * vCPU wrote each marker and each byte, so every console byte is
