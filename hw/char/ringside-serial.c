@@ -284,8 +284,16 @@ void ringside_line_byte(RingsideSerialState *s, uint8_t byte, uint64_t index,
         ringside_line_emit_unchecked(s, l);
         return;                 /* nothing judges it later */
     }
-    if (s->line_stamps->len >= RS_LINE_STAMPS_MAX) {
-        g_array_remove_range(s->line_stamps, 0, RS_LINE_STAMPS_MAX / 2);
+    /*
+     * With a ring and nothing kept for it, a line is judged when it ends,
+     * or (cut) with the next: only the last few stamps can still be asked
+     * for.
+     */
+    if (s->line_stamps->len >= RS_LINE_STAMPS_MAX ||
+        (s->line_stamps->len >= 16 && !s->match.backlog_len)) {
+        g_array_remove_range(s->line_stamps, 0, s->line_stamps->len -
+                             (s->match.backlog_len ? RS_LINE_STAMPS_MAX / 2 :
+                              4));
     }
     g_array_append_val(s->line_stamps, *l);
 }

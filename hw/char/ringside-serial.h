@@ -89,7 +89,7 @@ typedef struct RsLineStamp {
     bool cr;                    /* its last byte before '\n' is '\r' */
     uint32_t n;                 /* bytes on the wire */
 } RsLineStamp;
-#define RS_LINE_STAMPS_MAX      8192
+#define RS_LINE_STAMPS_MAX      16384
 
 struct RingsideSerialState {
     ISADevice parent_obj;
