@@ -10,13 +10,24 @@ is run with four consoles, interleaved, --runs times each:
   ringside, no check  ringside-serial, ring=off, no event stream
   ringside, checking  ringside-serial, ring=auto, no event stream
   ringside run        ring=auto with the event stream, as 'ringside run'
+                      gives it (schema 3: an event per console line)
+  ringside run, tx-events=on
+                      the same with a "tx" record per byte, as every
+                      stream was before schema 3
 
 and prints, per console, the median wall time (boot to poweroff), QEMU's
 host CPU time, console throughput, and the ratios the checking costs:
 "checking" against "no check" and against isa-serial, and per line in ns
 of host CPU.
 
-Usage: verify_cost.py [--lines N] [--runs N]
+Then the event stream's volume, in bytes of events per console byte, for
+the flood and for a normal boot (the "poweroff" case), unpaced and paced,
+with the default stream and with tx-events=on: one 'ringside run' each.
+
+A paced flood runs at the line's 11.5 KB/s, so it writes --paced-lines
+records (default 1,000).
+
+Usage: verify_cost.py [--lines N] [--paced-lines N] [--runs N] [--kernel FILE]
 """
 import os
 import resource
@@ -38,24 +49,28 @@ def opt(name, default):
 
 lines = opt("--lines", 200000)
 runs = opt("--runs", 2)
+paced_lines = opt("--paced-lines", 1000)
+kernel = sys.argv[sys.argv.index("--kernel") + 1] if "--kernel" in sys.argv else None
+kernel_args = ["--kernel", kernel] if kernel else []
 
 CONSOLES = [
     ("isa-serial", "isa-serial,chardev=console"),
     ("ringside, no check", "ringside-serial,chardev=console,ring=off"),
     ("ringside, checking", "ringside-serial,chardev=console"),
     ("ringside run", None),     # the device as 'ringside run' gives it
+    ("ringside run, tx-events=on", "+tx-events=on"),
 ]
 
 
 def command(out, device):
     r = subprocess.run([ringside, "run", "--print-qemu", "--case", "flood", "--pace", "off",
                         "--out", out, "--append",
-                        "printk.devkmsg=on ringside.flood=%d" % lines],
+                        "printk.devkmsg=on ringside.flood=%d" % lines] + kernel_args,
                        capture_output=True, text=True, check=True)
     argv = shlex.split(r.stdout)
     if device:
         i = next(k for k, a in enumerate(argv) if a.startswith("ringside-serial,"))
-        argv[i] = device
+        argv[i] = argv[i] + "," + device[1:] if device[0] == "+" else device
     return argv
 
 
@@ -98,8 +113,53 @@ def main():
     print("checking cost per console line: %.0f ns of host CPU (vs no check), "
           "%.0f ns (vs isa-serial)" % ((on[1] - off[1]) / on[2] * 1e9,
                                        (on[1] - base[1]) / on[2] * 1e9))
-    print("ringside run (with the event stream) / isa-serial, wall: %.3f" %
-          (med["ringside run"][0] / base[0]))
+    print("ringside run (with the event stream) / isa-serial, wall: %.3f  "
+          "(tx-events=on, as before schema 3: %.3f)" %
+          (med["ringside run"][0] / base[0],
+           med["ringside run, tx-events=on"][0] / base[0]))
+    volume()
+
+
+def stream_volume(case, pace, tx):
+    """One 'ringside run': (events bytes, console bytes, wall s)."""
+    out = tempfile.mkdtemp(prefix="ringside-verify-volume-")
+    try:
+        argv = [ringside, "run", "--quiet", "--case", case, "--pace", pace,
+                "--out", out, "--timeout", "900"] + kernel_args
+        if case == "flood":
+            argv += ["--append", "printk.devkmsg=on ringside.flood=%d" %
+                     (paced_lines if pace == "line" else lines)]
+        if tx:
+            argv.append("--tx-events")
+        t0 = time.monotonic()
+        r = subprocess.run(argv, capture_output=True, text=True, timeout=3600)
+        wall = time.monotonic() - t0
+        if r.returncode:
+            sys.exit("verify_cost: ringside run --case %s --pace %s failed: %s%s" %
+                     (case, pace, r.stdout, r.stderr))
+        ev = os.path.getsize(os.path.join(out, "events.jsonl"))
+        con = os.path.getsize(os.path.join(out, "console.log"))
+        return ev, con, wall
+    finally:
+        shutil.rmtree(out, ignore_errors=True)
+
+
+def volume():
+    print()
+    print("event stream volume, bytes of events per console byte "
+          "('ringside run', one run each; target for the default: at most 3)")
+    print("| workload | pace | console bytes | tx-events=on (before) | "
+          "default, schema 3 | B/B before | B/B after |")
+    print("|---|---|---|---|---|---|---|")
+    for case in ("flood", "poweroff"):
+        for pace in ("off", "line"):
+            label = "normal boot" if case == "poweroff" else \
+                "flood, %d records" % (paced_lines if pace == "line" else lines)
+            b_ev, b_con, _ = stream_volume(case, pace, True)
+            a_ev, a_con, _ = stream_volume(case, pace, False)
+            print("| %s | %s | %d / %d | %d | %d | %.1f | %.2f |" %
+                  (label, pace, b_con, a_con, b_ev, a_ev, b_ev / b_con,
+                   a_ev / a_con))
 
 
 main()
