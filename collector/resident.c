@@ -146,19 +146,24 @@ static void vcpu_sched(const Resident *r, guint64 *run, guint64 *wait,
 
 static void resident_free(Resident *r)
 {
+    gboolean quit = FALSE;
+
     if (!r) {
         return;
     }
     if (r->q && !r->dead) {
         g_autoptr(JsonNode) n = rs_qmp_execute(r->q, "quit", NULL, NULL);
+
+        quit = n != NULL;
     }
     g_clear_pointer(&r->q, rs_qmp_free);
     g_clear_object(&r->feed);
     if (r->qemu) {
-        if (!g_subprocess_get_identifier(r->qemu) ||
-            !g_subprocess_wait(r->qemu, NULL, NULL)) {
+        /* Asked to quit, it exits; else (no QMP yet) it is killed. */
+        if (!quit && g_subprocess_get_identifier(r->qemu)) {
             g_subprocess_force_exit(r->qemu);
         }
+        g_subprocess_wait(r->qemu, NULL, NULL);
         g_clear_object(&r->qemu);
     }
     if (r->ram) {
@@ -435,6 +440,18 @@ static Resident *resident_start(RsFuzzEnv *env, guint job, guint smp,
     if (!r->q) {
         goto fail;
     }
+    /*
+     * QEMU answers QMP once its machine is made, the RAM file mapped: the
+     * file is ours from now on, gone when both let go (a killed run
+     * leaves nothing in /dev/shm).
+     */
+    r->ram_fd = open(r->res.ram_path, O_RDWR | O_CLOEXEC);
+    if (r->ram_fd < 0) {
+        g_set_error(error, RS_ERROR, RS_ERROR_GUEST, "%s: %s",
+                    r->res.ram_path, g_strerror(errno));
+        goto fail;
+    }
+    g_unlink(r->res.ram_path);
     client = g_socket_client_new();
     addr = g_unix_socket_address_new(r->cfg.feed);
     r->feed = g_socket_client_connect(client, G_SOCKET_CONNECTABLE(addr),
@@ -462,14 +479,6 @@ static Resident *resident_start(RsFuzzEnv *env, guint job, guint smp,
         }
         g_usleep(RESIDENT_POLL_US);
     }
-    /* QEMU has it mapped: ours from now on, gone when both let go. */
-    r->ram_fd = open(r->res.ram_path, O_RDWR | O_CLOEXEC);
-    if (r->ram_fd < 0) {
-        g_set_error(error, RS_ERROR, RS_ERROR_GUEST, "%s: %s",
-                    r->res.ram_path, g_strerror(errno));
-        goto fail;
-    }
-    g_unlink(r->res.ram_path);
     if (!add_snapshot_disk(r, error) ||
         !qmp_ok(r, "migrate-set-capabilities", "{\"capabilities\":[{"
                 "\"capability\":\"x-ignore-shared\",\"state\":true}]}",
