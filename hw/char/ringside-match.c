@@ -1319,6 +1319,11 @@ out:
     } else if (v == RS_V_USER) {
         m->in_rec = was_in_rec;     /* between a record's lines */
     }
+    if (v == RS_V_UNCHECKED) {
+        /* a torn judgement the ring or budget cut short names no tearer */
+        vi.has_seq2 = false;
+        vi.by_user = false;
+    }
     report(m, v, &vi);
 }
 
