@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Boot test (TAP): the project's kernel panics through sysrq under the QEMU
 # fork; the panic must reach the console through ringside-serial, and the
-# device's event stream must agree byte for byte with what the console got.
+# device's event stream (with tx-events) must agree byte for byte with what
+# the console got.
 set -uo pipefail
 ringside=${RINGSIDE_BIN:?RINGSIDE_BIN must name the ringside binary}
 out=$(mktemp -d /tmp/ringside-boot-XXXXXX)
@@ -21,7 +22,7 @@ check() {   # check DESCRIPTION COMMAND...
 }
 
 echo "1..6"
-"$ringside" run --case sysrq-panic --smp 2 --out "$out/run" \
+"$ringside" run --case sysrq-panic --smp 2 --tx-events --out "$out/run" \
     >"$out/stdout" 2>"$out/stderr"
 rc=$?
 sed 's/^/# /' "$out/stderr"
@@ -46,7 +47,7 @@ wire, vts, cpus, idx, paced, wired, tx = bytearray(), [], set(), [], False, [], 
 with open(sys.argv[1]) as f:
     for line in f:
         e = json.loads(line)
-        assert e["v"] == 2, e
+        assert e["v"] == 3, e
         if e["ev"] == "start":
             paced = e.get("pace") == "line"
         elif e["ev"] == "tx":
