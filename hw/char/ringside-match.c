@@ -177,6 +177,30 @@ static rs_rec_status rd(rs_match *m, uint64_t seq, rs_record *rec,
     return st;
 }
 
+/*
+ * Reads one line's judgement may take at most, with the budget fixes: the
+ * per-access budget the device gives a line written live.  The backlog
+ * replay starts a line only with this much left, so that a line is not
+ * left half judged for want of the reads a fresh access would have had.
+ */
+#define LINE_READS 1024
+
+static bool budget_below(const rs_match *m, uint64_t reads)
+{
+    const rs_budget *b = m->ring ? m->ring->vm.budget : NULL;
+    uint64_t given;
+
+    if (!b) {
+        return false;
+    }
+    /* a small budget still gets lines judged: an eighth of it, at most */
+    given = b->reads + b->spent_reads;
+    if (reads > given / 8) {
+        reads = given / 8;
+    }
+    return b->out || b->reads < reads;
+}
+
 /* Did the reader's budget run out?  Then failed reads blame nobody. */
 static bool short_of_budget(const rs_match *m)
 {
@@ -1313,6 +1337,14 @@ out:
         v = RS_V_UNCHECKED;
         vi.under_budget = true;
         m->under_budget++;
+        /*
+         * It was most likely a record's line: credit one record as printed
+         * rather than blame the kernel later for the one the console
+         * went past.
+         */
+        if (l->flags) {
+            m->gone_credit++;
+        }
     }
     if (!m->ring) {
         v = RS_V_UNCHECKED;
@@ -1405,7 +1437,7 @@ static void backlog_replay(rs_match *m)
     while (off + BL_HDR <= m->backlog_len) {
         line l;
 
-        if (short_of_budget(m)) {
+        if (short_of_budget(m) || (off && budget_below(m, LINE_READS))) {
             break;
         }
         memset(&l, 0, sizeof(l));
