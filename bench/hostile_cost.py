@@ -5,10 +5,11 @@ Drives the real device in the QEMU fork under the qtest accelerator: each
 case starts a QEMU, writes a hostile guest memory image (a printk ring, a
 note, pages that look like notes) with qtest memory writes, then does the
 hostile thing through the device's ports or lets its timers tick.  The
-device meters itself (ringside-attach.c): the worst host time spent in one
-register access and in one timer tick, and the guest-memory reads each
-made, read back as QOM counters ("cost-max-access-ns", ...).  Prints one
-row per case against the targets: at most 1 ms per access, 5 ms per tick.
+device meters itself (ringside-serial-attach.c): the worst host time spent
+in one register access and in one timer tick, and the guest-memory reads
+each made, read back as QOM counters ("cost-max-access-ns", ...).  Prints
+one row per case against the targets: at most 1 ms per access, 5 ms per
+tick.
 
 Usage: hostile_cost.py [--qemu PATH] [--case NAME]... [--runs N]
 (QEMU defaults to $RINGSIDE_CACHE/qemu/build/qemu-system-x86_64.)

@@ -7,7 +7,7 @@
 #define RINGSIDE_DISCOVER_H
 
 #include "guestmem.h"
-#include "ringside-ring.h"
+#include "rslib-ring.h"
 
 typedef struct {
     rs_vmci vmci;

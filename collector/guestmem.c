@@ -1,7 +1,7 @@
 /* Mapping guest memory files and reading them by guest physical address. */
 #include "guestmem.h"
 #include "errors.h"
-#include "ringside-vmci.h"
+#include "rslib-vmci.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -6,7 +6,7 @@
 
 #include <string.h>
 
-/* In the device's order (hw/char/ringside-l1.h). */
+/* In the device's order (hw/char/rslib-l1.h). */
 const char *const rs_bracket_verdicts[RS_N_BRACKET_VERDICTS] = {
     "ok", "torn", "cut", "corrupt", "dropped-notice", "overwritten",
     "bogus", "unchecked",

@@ -40,7 +40,7 @@ typedef struct {
     int prefix;
     /*
      * Latency of ok lines, ns, against the clock offset measured on the
-     * last fresh line before each (ringside-match.c); lines before the
+     * last fresh line before each (rslib-match.c); lines before the
      * first fresh one, or that the guest clock got ahead of, are not
      * measured.
      */

@@ -6,11 +6,11 @@
  * vmcoreinfo device says the guest put it (needs the guest's fw_cfg
  * driver), else by scanning guest RAM page starts, a bounded number of
  * pages per tick.  The note is parsed and the ring opened with the shared
- * decoder (ringside-ring.c); a "ring" event reports the outcome, and the
- * console checker (ringside-verify.c) starts judging against it.  A reset
- * (reboot, kexec through reset) forgets the ring and starts again; so does
- * a kexec without reset, noticed when the ring stops making sense and the
- * note we attached with has changed.
+ * decoder (rslib-ring.c); a "ring" event reports the outcome, and the
+ * console checker (ringside-serial-verify.c) starts judging against it.
+ * A reset (reboot, kexec through reset) forgets the ring and starts again;
+ * so does a kexec without reset, noticed when the ring stops making sense
+ * and the note we attached with has changed.
  *
  * Everything here reads guest-controlled memory: only RAM is read (never
  * MMIO or RAM-device memory, whose reads reach a device), every read is

@@ -16,7 +16,7 @@
  *        printk ring: the latch holds the guest physical address of the
  *        VMCOREINFO note (layout 1).  The ring is attached before the
  *        write returns, so the records bracketed next are checked; the
- *        note is read and validated as any other (ringside-attach.c).
+ *        note is read and validated as any other (ringside-serial-attach.c).
  *        RS_EXT_CMD_MAILBOX rewinds the mailbox to its first byte.
  *
  * The mailbox hands a test scenario to a guest restored from a snapshot:
@@ -25,7 +25,7 @@
  * QEMU was given.
  *
  * Which vCPU wrote a marker or a byte is known here, never taken from the
- * guest.  Bracketed bytes are judged by ringside-l1.c; its verdicts become
+ * guest.  Bracketed bytes are judged by rslib-l1.c; its verdicts become
  * events, QOM counters and trace events.
  *
  * Copyright (c) 2026 The ringside authors
@@ -299,7 +299,7 @@ static void ext_do_write(RingsideSerialState *s, hwaddr addr, uint64_t val)
     }
 }
 
-/* One guest access: one read budget, metered (ringside-attach.c). */
+/* One guest access: one read budget, metered (ringside-serial-attach.c). */
 static void ext_write(void *opaque, hwaddr addr, uint64_t val, unsigned size)
 {
     RingsideSerialState *s = opaque;

@@ -2,7 +2,7 @@
  * ringside-serial: judge every console line against the guest's printk
  * ring (level 0), live, as the guest writes it.
  *
- * The judging itself is ringside-match.c (plain C, shared with the tests);
+ * The judging itself is rslib-match.c (plain C, shared with the tests);
  * this file feeds it the THR bytes, turns its verdicts into events, QOM
  * counters and trace events, writes a summary when the guest stops (panic,
  * shutdown, quit, reset) and migrates its state.

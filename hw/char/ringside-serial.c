@@ -383,7 +383,7 @@ static uint64_t ringside_record_tx(RingsideSerialState *s, uint8_t byte)
         ringside_events_printf(s, "{\"v\":%d,\"ev\":\"loop\",\"i\":%"
                                PRIu64 "}\n", RINGSIDE_EVENTS_VERSION, i);
     }
-    /* It is judged once it leaves the wire (ringside-pace.c). */
+    /* It is judged once it leaves the wire (ringside-serial-pace.c). */
     return i;
 }
 
@@ -411,7 +411,7 @@ static uint64_t ringside_serial_read(void *opaque, hwaddr addr, unsigned size)
 static void ringside_serial_do_write(RingsideSerialState *s, hwaddr addr,
                                      uint64_t val, unsigned size);
 
-/* One guest access: one read budget, metered (ringside-attach.c). */
+/* One guest access: one read budget, metered (ringside-serial-attach.c). */
 static void ringside_serial_write(void *opaque, hwaddr addr, uint64_t val,
                                   unsigned size)
 {

@@ -1,6 +1,6 @@
 /*
  * ringside-serial: state shared by the device (ringside-serial.c) and its
- * line-rate transmitter model (ringside-pace.c).
+ * line-rate transmitter model (ringside-serial-pace.c).
  *
  * Copyright (c) 2026 The ringside authors
  * SPDX-License-Identifier: GPL-2.0-or-later
@@ -14,8 +14,8 @@
 #include "hw/isa/isa.h"
 #include "qom/object.h"
 #include "sysemu/runstate.h"
-#include "ringside-match.h"
-#include "ringside-l1.h"
+#include "rslib-match.h"
+#include "rslib-l1.h"
 
 #define TYPE_RINGSIDE_SERIAL "ringside-serial"
 OBJECT_DECLARE_SIMPLE_TYPE(RingsideSerialState, RINGSIDE_SERIAL)
@@ -148,7 +148,7 @@ struct RingsideSerialState {
     /*
      * What one guest action (a register access) or one timer tick may
      * cost: a guest-memory read budget, charged by the reader
-     * (ringside-attach.c), and the host time it took, the worst kept per
+     * (ringside-serial-attach.c), and the host time it took, the worst kept per
      * kind (QOM "cost-*").  Work the budget does not cover is put off to
      * a later tick or judged "under budget", never blamed on the guest.
      */
@@ -206,7 +206,7 @@ struct RingsideSerialState {
     VMChangeStateEntry *load_vmse;
     bool divisor0_logged, overrun_logged;
 
-    /* Level 0: the guest's printk ring (ringside-attach.c), ring=auto. */
+    /* Level 0: the guest's printk ring (ringside-serial-attach.c). */
     bool ring_auto;
     char *ring_mode;
     int ring_state;
@@ -219,14 +219,14 @@ struct RingsideSerialState {
     uint32_t note_len;          /* the note text we attached with */
     char note_text[RS_VMCI_TEXT_MAX];
 
-    /* Level 0 checking of the console against the ring (ringside-verify.c) */
+    /* Level 0: console lines judged by the ring (ringside-serial-verify.c) */
     uint32_t loglevel;          /* console_loglevel; 0: infer it */
     bool verify_dirty;          /* lines or records judged since summary */
     VMChangeStateEntry *vmse;
     rs_verdict_info pending_record;     /* a run of records, not migrated */
     rs_match match;
 
-    /* Level 1: the extension window (ringside-ext.c), ext=, ring=auto. */
+    /* Level 1: the extension window (ringside-serial-ext.c), ext=. */
     uint32_t ext_base;          /* its I/O base; 0: none */
     MemoryRegion ext_io;
     uint8_t ext_knock;          /* bytes of the key written to SCR */
@@ -265,7 +265,7 @@ const RsLineStamp *ringside_line_stamp(RingsideSerialState *s,
 int ringside_line_fields(RingsideSerialState *s, char *buf, size_t size,
                          uint64_t first, uint64_t last, int64_t vt);
 
-/* ringside-pace.c: the transmitter, in both pacing modes. */
+/* ringside-serial-pace.c: the transmitter, in both pacing modes. */
 void ringside_pace_realize(RingsideSerialState *s);
 void ringside_pace_unrealize(RingsideSerialState *s);
 void ringside_pace_reset(RingsideSerialState *s);
@@ -276,7 +276,7 @@ void ringside_pace_write(RingsideSerialState *s, hwaddr addr, uint8_t val);
 extern const VMStateDescription vmstate_ringside_pace;
 
 /*
- * ringside-attach.c: the per-action read budget and cost meter, and
+ * ringside-serial-attach.c: the per-action read budget and cost meter, and
  * guest error logging rate-limited per cause.  begin/end nest; the
  * outermost pair sets the budget and times the work.
  */
@@ -286,7 +286,7 @@ void ringside_cost_add_props(Object *obj);
 void ringside_guest_error(RingsideSerialState *s, const char *cause,
                           const char *fmt, ...) G_GNUC_PRINTF(3, 4);
 
-/* ringside-attach.c: finding the guest's ring, used when s->ring_auto. */
+/* ringside-serial-attach.c: finding the guest's ring, if s->ring_auto. */
 void ringside_attach_realize(RingsideSerialState *s);
 void ringside_attach_unrealize(RingsideSerialState *s);
 void ringside_attach_reset(RingsideSerialState *s);
@@ -295,7 +295,7 @@ void ringside_attach_restart(RingsideSerialState *s, const char *why);
 void ringside_attach_untrusted(RingsideSerialState *s, const char *why);
 void ringside_attach_post_load(RingsideSerialState *s);
 
-/* ringside-ext.c: the level 1 window, used when s->ext_base. */
+/* ringside-serial-ext.c: the level 1 window, used when s->ext_base. */
 bool ringside_ext_realize(RingsideSerialState *s, Error **errp);
 void ringside_ext_reset(RingsideSerialState *s);
 void ringside_ext_scr_write(RingsideSerialState *s, uint8_t val);
@@ -311,7 +311,7 @@ void ringside_ext_flush(RingsideSerialState *s);
 extern const VMStateDescription vmstate_ringside_ext;
 void ringside_attach_announced(RingsideSerialState *s);
 
-/* ringside-verify.c: judging console lines, used when s->ring_auto. */
+/* ringside-serial-verify.c: judging console lines, used when s->ring_auto. */
 void ringside_verify_realize(RingsideSerialState *s);
 void ringside_verify_unrealize(RingsideSerialState *s);
 void ringside_verify_reset(RingsideSerialState *s);

@@ -1,6 +1,6 @@
 /*
- * ringside-l1.c: judge console records bracketed by a cooperating kernel
- * (level 1).  See ringside-l1.h.
+ * rslib-l1.c: judge console records bracketed by a cooperating kernel
+ * (level 1).  See rslib-l1.h.
  *
  * Everything the guest hands us is hostile: seqs are reconstructed within
  * 2^31 of where the console is, skipped stretches are read at most
@@ -15,7 +15,7 @@
 #endif
 #include <stddef.h>
 #include <string.h>
-#include "ringside-l1.h"
+#include "rslib-l1.h"
 
 static const char *const bracket_names[RS_B_COUNT] = {
     [RS_B_OK] = "ok",

@@ -1,5 +1,5 @@
 /*
- * ringside-l1.h: judge console records bracketed by a cooperating kernel
+ * rslib-l1.h: judge console records bracketed by a cooperating kernel
  * (level 1) against the printk ring that holds them.
  *
  * A kernel with the ringside handshake (guest-kernel/VERSION/patches) writes
@@ -22,10 +22,10 @@
  * Plain C99 like the decoder: no QEMU, no GLib, no allocation, fields that
  * a device can migrate, a bounded number of ring reads per bracket.
  */
-#ifndef RINGSIDE_L1_H
-#define RINGSIDE_L1_H
+#ifndef RSLIB_L1_H
+#define RSLIB_L1_H
 
-#include "ringside-ring.h"
+#include "rslib-ring.h"
 
 /*
  * Writers with their own brackets: accesses not made by a vCPU (cpu -1,
@@ -191,4 +191,4 @@ bool rs_l1_busy(const rs_l1 *l);
  */
 bool rs_l1_state_ok(const rs_l1 *l, const char **why);
 
-#endif /* RINGSIDE_L1_H */
+#endif /* RSLIB_L1_H */

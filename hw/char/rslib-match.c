@@ -1,5 +1,5 @@
 /*
- * ringside-match.c: judge console lines against the printk ring.
+ * rslib-match.c: judge console lines against the printk ring.
  *
  * How a 6.1 console prints (kernel/printk/printk.c): console_emit_next_record()
  * reads finalized records in seq order from con->seq, skips those with
@@ -24,7 +24,7 @@
 #endif
 #include <string.h>
 
-#include "ringside-match.h"
+#include "rslib-match.h"
 
 #define NO_SEQ          UINT64_MAX
 #define FAST_STEPS      64      /* records stepped over from the cursor */

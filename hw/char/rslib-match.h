@@ -1,5 +1,5 @@
 /*
- * ringside-match.h: judge console output against the printk ring that
+ * rslib-match.h: judge console output against the printk ring that
  * produced it (level 0: an unmodified kernel, matched by content).
  *
  * Bytes written to the UART are assembled into lines; each line is matched
@@ -17,10 +17,10 @@
  * device can migrate them.  Every ring access goes through the decoder's
  * bounded reads and the number of reads per line is bounded.
  */
-#ifndef RINGSIDE_MATCH_H
-#define RINGSIDE_MATCH_H
+#ifndef RSLIB_MATCH_H
+#define RSLIB_MATCH_H
 
-#include "ringside-ring.h"
+#include "rslib-ring.h"
 
 /* Longest console line kept whole; longer lines are judged "unmatched". */
 #define RS_MATCH_LINE_MAX       1280
@@ -134,7 +134,7 @@ typedef struct rs_match {
     /* a cut line held back until the next line says if it is replayed */
     bool held;                  /* not migrated: released by pre_save */
     rs_verdict_info held_vi;
-    /* after a replay notice: REPLAY_* in ringside-match.c, and its seq */
+    /* after a replay notice: REPLAY_* in rslib-match.c, and its seq */
     uint8_t replay;
     uint64_t replay_seq;
 
@@ -209,4 +209,4 @@ void rs_match_latency(const rs_match *m, rs_latency *out);
  */
 bool rs_match_state_ok(const rs_match *m, const char **why);
 
-#endif /* RINGSIDE_MATCH_H */
+#endif /* RSLIB_MATCH_H */

@@ -1,8 +1,8 @@
 /*
- * ringside-ring.c: lockless reader of the Linux printk ringbuffer in guest
+ * rslib-ring.c: lockless reader of the Linux printk ringbuffer in guest
  * memory (ring discovery, per-record reads with the state/seq re-check,
  * first/next seq, an iterator with gap reporting) and console-style
- * formatting of records. See ringside-ring.h.
+ * formatting of records. See rslib-ring.h.
  *
  * The guest may be writing the ring while it is read, and may be hostile:
  * every index is masked, every size checked against the ring, every loop
@@ -17,7 +17,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "ringside-ring.h"
+#include "rslib-ring.h"
 
 /* printk_ringbuffer.h */
 #define SV_STATE_SHIFT  62

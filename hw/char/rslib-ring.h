@@ -1,5 +1,5 @@
 /*
- * ringside-ring.h: the one decoder of the Linux (>= 5.10, checked against
+ * rslib-ring.h: the one decoder of the Linux (>= 5.10, checked against
  * 6.1) lockless printk ringbuffer, read from guest memory through a bounded
  * read callback: ring discovery from VMCOREINFO, per-record lockless reads,
  * an iterator with gap reporting, and console-style formatting.
@@ -21,10 +21,10 @@
  *    text_len + 3 holds flags (bits 0-4) and level (bits 5-7); neither is
  *    in VMCOREINFO, the other fields come from its OFFSET() lines.
  */
-#ifndef RINGSIDE_RING_H
-#define RINGSIDE_RING_H
+#ifndef RSLIB_RING_H
+#define RSLIB_RING_H
 
-#include "ringside-vmci.h"
+#include "rslib-vmci.h"
 
 /* Ring header bounds. The kernel caps log_buf_len at 2 GiB (LOG_BUF_LEN_MAX
  * = 1 << 31) with 32 bytes per descriptor on average (PRB_AVGBITS 5), so
@@ -352,4 +352,4 @@ const char *rs_console_notice_name(rs_console_notice k);
  */
 bool rs_parse_dropped_notice(const uint8_t *p, size_t n, uint64_t *count);
 
-#endif /* RINGSIDE_RING_H */
+#endif /* RSLIB_RING_H */

@@ -1,7 +1,7 @@
 /*
- * ringside-vmci.c: VMCOREINFO text parsing, VMCOREINFO ELF note discovery
+ * rslib-vmci.c: VMCOREINFO text parsing, VMCOREINFO ELF note discovery
  * (in a buffer or by a bounded scan of guest physical memory) and x86_64
- * kernel virtual-to-physical translation. See ringside-vmci.h.
+ * kernel virtual-to-physical translation. See rslib-vmci.h.
  *
  * Every input is guest-controlled: lengths, numbers and page-table entries
  * are checked before use, and every loop has a fixed bound.
@@ -15,7 +15,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "ringside-vmci.h"
+#include "rslib-vmci.h"
 
 const char *rs_strerror(int e)
 {

@@ -1,5 +1,5 @@
 /*
- * ringside-vmci.h: VMCOREINFO parsing, VMCOREINFO note discovery and x86_64
+ * rslib-vmci.h: VMCOREINFO parsing, VMCOREINFO note discovery and x86_64
  * guest virtual-to-physical translation for the ringside printk ring decoder.
  *
  * Plain C99, no QEMU or GLib. Guest memory is only ever reached through a
@@ -19,8 +19,8 @@
  *    NUMBER(pgtable_l5_enabled), KERNELOFFSET=%lx, NUMBER(KERNEL_IMAGE_SIZE),
  *    NUMBER(sme_mask).
  */
-#ifndef RINGSIDE_VMCI_H
-#define RINGSIDE_VMCI_H
+#ifndef RSLIB_VMCI_H
+#define RSLIB_VMCI_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -298,4 +298,4 @@ static inline uint16_t rs_le16(const uint8_t *p)
         } \
     } while (0)
 
-#endif /* RINGSIDE_VMCI_H */
+#endif /* RSLIB_VMCI_H */

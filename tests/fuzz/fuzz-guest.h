@@ -10,7 +10,7 @@
  * read, so that a target can assert a per-call bound on them, and can apply
  * one deferred patch at the Nth read to play a concurrent writer.
  *
- * Records are written as the 6.1 kernel writes them (see ringside-ring.h):
+ * Records are written as the 6.1 kernel writes them (see rslib-ring.h):
  * fg_push() appends one to a ring in any image, so targets can also grow
  * the ring while the code under test reads it.
  */
@@ -24,7 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ringside-ring.h"
+#include "rslib-ring.h"
 
 #define FG_MEM_SIZE     0x20000u
 #define FG_IMG_VA       0xffffffff81000000ull   /* -> PA 0 */

@@ -1,5 +1,5 @@
 /*
- * fuzz-l1.c: libFuzzer target for level 1 (hw/char/ringside-l1.[ch]) over
+ * fuzz-l1.c: libFuzzer target for level 1 (hw/char/rslib-l1.[ch]) over
  * the fake guest of fuzz-guest.h.
  *
  * Level 1 gets begin(seq)/end markers and console bytes, each from a vCPU,
@@ -22,7 +22,7 @@
  * slot); its bit 7 marks bytes lost on the wire.
  */
 #include "fuzz-guest.h"
-#include "ringside-l1.h"
+#include "rslib-l1.h"
 
 static uint8_t base[FG_MEM_SIZE];
 static char base_text[RS_VMCI_TEXT_MAX];

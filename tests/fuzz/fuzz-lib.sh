@@ -3,7 +3,7 @@
 # built, its seeds, and what its log says.  Sourced, not run.
 # shellcheck shell=bash
 
-# target name -> the library files it links (hw/char/ringside-*.c).  A
+# target name -> the library files it links (hw/char/rslib-*.c).  A
 # file marked "+" is only read through: the ring decoder under the matcher
 # and level 1, which fuzz-ring covers.  It keeps its edge counters but not
 # libFuzzer's comparison tracing, which took more than half of those
@@ -27,10 +27,10 @@ fuzz_build() {
     for l in ${FUZZ_LIBS[$t]}; do
         if [ "${l#+}" != "$l" ]; then
             l=${l#+}
-            clang "${cflags[@]}" -fno-sanitize-coverage=trace-cmp -c                 "$src/hw/char/ringside-$l.c" -o "$out/$t-$l.o"                 >>"$out/build-$t.log" 2>&1 || return 1
+            clang "${cflags[@]}" -fno-sanitize-coverage=trace-cmp -c                 "$src/hw/char/rslib-$l.c" -o "$out/$t-$l.o"                 >>"$out/build-$t.log" 2>&1 || return 1
             objs+=("$out/$t-$l.o")
         else
-            files+=("$src/hw/char/ringside-$l.c")
+            files+=("$src/hw/char/rslib-$l.c")
         fi
     done
     clang "${cflags[@]}" "$src/tests/fuzz/fuzz-$t.c" "${files[@]}"         "${objs[@]}" -o "$out/fuzz-$t" >>"$out/build-$t.log" 2>&1

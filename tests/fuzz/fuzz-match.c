@@ -1,6 +1,6 @@
 /*
  * fuzz-match.c: libFuzzer target for the level-0 matcher
- * (hw/char/ringside-match.[ch]) over the fake guest of fuzz-guest.h.
+ * (hw/char/rslib-match.[ch]) over the fake guest of fuzz-guest.h.
  *
  * The matcher judges console bytes against the ring it reads through the
  * guest-memory callback.  An input is a configuration byte and then a
@@ -20,7 +20,7 @@
  * bits 3-6: loglevel (0: inferred), bit 7: attach before the first byte.
  */
 #include "fuzz-guest.h"
-#include "ringside-match.h"
+#include "rslib-match.h"
 
 static uint8_t base[FG_MEM_SIZE];
 static char base_text[RS_VMCI_TEXT_MAX];

@@ -1,6 +1,6 @@
 /*
  * fuzz-ring.c: libFuzzer target for the ringside printk ring decoder
- * (hw/char/ringside-ring.[ch], hw/char/ringside-vmci.[ch]).
+ * (hw/char/rslib-ring.[ch], hw/char/rslib-vmci.[ch]).
  *
  * A valid 128 KiB fake guest is built once (fuzz-guest.h, shared by the
  * other targets): page tables, a static ring in

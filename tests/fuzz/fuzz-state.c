@@ -26,8 +26,8 @@
 #include <stddef.h>
 
 #include "fuzz-guest.h"
-#include "ringside-l1.h"
-#include "ringside-match.h"
+#include "rslib-l1.h"
+#include "rslib-match.h"
 
 static uint8_t base[FG_MEM_SIZE];
 static char base_text[RS_VMCI_TEXT_MAX];
@@ -58,7 +58,7 @@ typedef struct field {
 #define FF(f)  { offsetof(rs_l1_frame, f), sizeof(((rs_l1_frame *)0)->f), \
                  sizeof(((rs_l1_frame *)0)->f) }
 
-/* vmstate_ringside_verify's match fields (ringside-verify.c) */
+/* vmstate_ringside_verify's match fields (ringside-serial-verify.c) */
 static const field match_fields[] = {
     FMA(line), FM(len), FM(overlong), FM(cr), FM(first), FM(started),
     FM(cursor), FMA(level_seq), FM(have_fmt), FM(fmt_flags),
@@ -70,7 +70,7 @@ static const field match_fields[] = {
     FM(replay_seq),
 };
 
-/* vmstate_ringside_ext's l1 fields (ringside-ext.c) */
+/* vmstate_ringside_ext's l1 fields (ringside-serial-ext.c) */
 static const field l1_fields[] = {
     FLA(depth), FL(started), FL(next), FLA(level_seq), FL(fmt_flags),
     FL(dropped_credit), FLA(partial_seq), FLA(partial_kind), FLA(window),

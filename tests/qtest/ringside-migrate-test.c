@@ -20,8 +20,8 @@
 #include "qemu/osdep.h"
 #include "ringside-qtest.h"
 #include "qapi/qmp/qlist.h"
-#include "hw/char/ringside-match.h"
-#include "hw/char/ringside-l1.h"
+#include "hw/char/rslib-match.h"
+#include "hw/char/rslib-l1.h"
 
 #define EXT             0x4f0
 #define MARK_LINE       "MIGRATE-MARK"

@@ -1,6 +1,6 @@
 /*
  * test-ring.c: GLib g_test unit tests for the ringside printk ring decoder
- * (hw/char/ringside-ring.[ch], hw/char/ringside-vmci.[ch]).
+ * (hw/char/rslib-ring.[ch], hw/char/rslib-vmci.[ch]).
  *
  * Each test builds a byte-exact fake guest in a buffer standing for guest
  * physical memory: a VMCOREINFO note text generated with the real Linux
@@ -15,7 +15,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "ringside-ring.h"
+#include "rslib-ring.h"
 
 #define MEM_SIZE        (16u << 20)
 #define START_MAP       0xffffffff80000000ull
