@@ -98,10 +98,23 @@ fi
 
 stage_begin graft
 changed=0
+grafted=()
 for f in "$RINGSIDE_ROOT"/hw/char/*.[ch] "$RINGSIDE_ROOT"/tests/qtest/*.[ch]; do
     rel=${f#"$RINGSIDE_ROOT"/}
+    grafted+=("$rel")
     install_if_changed "$f" "$SRC/$rel" && changed=$((changed + 1))
 done
+# A file grafted before and since renamed or removed here leaves the tree
+# too: a stale copy would go on being included or linked.
+if [ -f "$SRC/.ringside-grafted" ]; then
+    while read -r rel; do
+        if [ ! -e "$RINGSIDE_ROOT/$rel" ] && [ -e "$SRC/$rel" ]; then
+            rm -f "$SRC/$rel"
+            changed=$((changed + 1))
+        fi
+    done <"$SRC/.ringside-grafted"
+fi
+printf '%s\n' "${grafted[@]}" >"$SRC/.ringside-grafted"
 cat "$SRC/hw/char/trace-events.qemu" "$RINGSIDE_ROOT/hw/char/trace-events" \
     >"$QDIR/trace-events.new"
 install_if_changed "$QDIR/trace-events.new" "$SRC/hw/char/trace-events" &&
