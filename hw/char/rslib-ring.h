@@ -4,8 +4,23 @@
  * read callback: ring discovery from VMCOREINFO, per-record lockless reads,
  * an iterator with gap reporting, and console-style formatting.
  *
- * Plain C99, no QEMU, no GLib, no allocation: every buffer is the caller's.
- * Used by the ringside QEMU device model and by the host collector.
+ * Part of rslib, the library in hw/char/rslib-* (this decoder, rslib-vmci,
+ * rslib-match, rslib-l1) that the ringside-serial device, the host
+ * collector and the fuzz and unit tests all link.  Its contract:
+ *  - Plain C99 and the C library only: no QEMU and no GLib header
+ *    (tests/unit/test_rslib_standalone.py holds each file to that; inside
+ *    QEMU each .c includes qemu/osdep.h first, as QEMU requires, and
+ *    nothing else of it).  No allocation and no global state: every
+ *    buffer and all state are the caller's.
+ *  - Guest memory is reached only through the caller's rs_read_fn, at most
+ *    RS_READ_MAX bytes a call, and each read is charged to the caller's
+ *    rs_budget if it has one.  A spent budget is reported (RS_ERR_BUDGET,
+ *    rs_ring_budget_out()) so that the work is put off, not held against
+ *    the guest.
+ *  - Every guest value is hostile: sizes, offsets, indexes and pointers are
+ *    checked before use, loops over guest data have fixed bounds
+ *    (RS_NEXT_SCAN_MAX, the iterator's budget), and a bad value gives an
+ *    error status or a verdict, never a crash or an unbounded wait.
  *
  * Ring facts (kernel/printk/printk_ringbuffer.[ch], 6.1):
  *  - state_var = state << 62 | id; state 0 reserved, 1 committed,
