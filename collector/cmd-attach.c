@@ -4,11 +4,11 @@
  * passthrough), across domain restarts and daemon restarts.
  */
 #include "commands.h"
-#include "domxml.h"
 #include "errors.h"
-#include "follow.h"
-#include "evsocket.h"
-#include "virt.h"
+#include "events/evsocket.h"
+#include "libvirt/domxml.h"
+#include "libvirt/follow.h"
+#include "libvirt/virt.h"
 
 #include <errno.h>
 #include <glib-unix.h>

@@ -4,9 +4,9 @@
  * from the guest, as dmesg would, or as JSON Lines.
  */
 #include "commands.h"
-#include "discover.h"
 #include "errors.h"
 #include "jsontext.h"
+#include "witness/discover.h"
 
 #include <errno.h>
 #include <stdio.h>

@@ -5,10 +5,10 @@
  * saved as case files.  --minimize shrinks one.  A run stopped at any
  * point goes on where it stopped when run again with the same --out.
  */
-#include "campaign.h"
 #include "commands.h"
 #include "errors.h"
-#include "minimize.h"
+#include "fuzz/campaign.h"
+#include "fuzz/minimize.h"
 
 #include <glib-unix.h>
 #include <glib/gstdio.h>

@@ -5,10 +5,10 @@
  * addition made.
  */
 #include "commands.h"
-#include "domxml.h"
 #include "errors.h"
-#include "guest.h"
-#include "virt.h"
+#include "guest/guest.h"
+#include "libvirt/domxml.h"
+#include "libvirt/virt.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -6,8 +6,8 @@
  */
 #include "commands.h"
 #include "errors.h"
-#include "events.h"
-#include "fuzzrun.h"
+#include "events/events.h"
+#include "fuzz/fuzzrun.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -4,9 +4,9 @@
  * With --html: ringside fuzz output directories merged into a page.
  */
 #include "commands.h"
-#include "fuzzresults.h"
-#include "htmlreport.h"
-#include "verdicts.h"
+#include "report/fuzzresults.h"
+#include "report/htmlreport.h"
+#include "report/verdicts.h"
 
 #include <errno.h>
 #include <glib/gstdio.h>

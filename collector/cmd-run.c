@@ -5,13 +5,13 @@
  */
 #include "commands.h"
 #include "errors.h"
-#include "events.h"
-#include "guest.h"
-#include "journal.h"
-#include "outcome.h"
-#include "scenario.h"
-#include "transcript.h"
-#include "verdicts.h"
+#include "events/events.h"
+#include "events/journal.h"
+#include "events/transcript.h"
+#include "fuzz/scenario.h"
+#include "guest/guest.h"
+#include "report/outcome.h"
+#include "report/verdicts.h"
 
 #include <errno.h>
 #include <stdio.h>

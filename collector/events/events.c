@@ -1,5 +1,5 @@
 /* Parsing and checking of ringside-serial's event stream. */
-#include "events.h"
+#include "events/events.h"
 #include "errors.h"
 
 #include <gio/gio.h>

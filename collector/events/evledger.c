@@ -1,6 +1,6 @@
 /* Line accounting across joins and rotations of an event stream. */
 #define _GNU_SOURCE             /* memmem */
-#include "evledger.h"
+#include "events/evledger.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -1,5 +1,5 @@
 /* Size-capped, rotated event files. */
-#include "evrotate.h"
+#include "events/evrotate.h"
 #include "errors.h"
 
 #include <errno.h>

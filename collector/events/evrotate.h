@@ -8,7 +8,7 @@
 #ifndef RINGSIDE_EVROTATE_H
 #define RINGSIDE_EVROTATE_H
 
-#include "evledger.h"
+#include "events/evledger.h"
 
 #include <glib.h>
 

@@ -1,5 +1,5 @@
 /* A reconnecting client of the device's events socket chardev. */
-#include "evsocket.h"
+#include "events/evsocket.h"
 
 #include <gio/gio.h>
 #include <gio/gunixsocketaddress.h>

@@ -1,5 +1,5 @@
 /* Journal Export Format entries for console lines. */
-#include "journal.h"
+#include "events/journal.h"
 
 #include <string.h>
 

@@ -6,7 +6,7 @@
 #ifndef RINGSIDE_JOURNAL_H
 #define RINGSIDE_JOURNAL_H
 
-#include "events.h"
+#include "events/events.h"
 
 #include <glib.h>
 #include <stdio.h>

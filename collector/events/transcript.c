@@ -1,5 +1,5 @@
 /* Assembling wire bytes into console lines. */
-#include "transcript.h"
+#include "events/transcript.h"
 
 #include <string.h>
 

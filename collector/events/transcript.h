@@ -5,7 +5,7 @@
 #ifndef RINGSIDE_TRANSCRIPT_H
 #define RINGSIDE_TRANSCRIPT_H
 
-#include "events.h"
+#include "events/events.h"
 
 typedef struct {
     char *text;             /* without the line end, NUL-terminated */

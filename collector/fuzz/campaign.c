@@ -1,7 +1,7 @@
 /* A fuzz campaign's results.jsonl as an append-only journal: see campaign.h. */
-#include "campaign.h"
+#include "fuzz/campaign.h"
 #include "errors.h"
-#include "fuzzrun.h"
+#include "fuzz/fuzzrun.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -15,8 +15,8 @@
 #ifndef RINGSIDE_CAMPAIGN_H
 #define RINGSIDE_CAMPAIGN_H
 
-#include "outcome.h"
-#include "scenario.h"
+#include "fuzz/scenario.h"
+#include "report/outcome.h"
 
 #include <glib.h>
 

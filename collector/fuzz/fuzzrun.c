@@ -1,7 +1,7 @@
 /* Running fuzz cases from snapshots or cold, in parallel. */
-#include "fuzzrun.h"
+#include "fuzz/fuzzrun.h"
 #include "errors.h"
-#include "qmp.h"
+#include "guest/qmp.h"
 
 #include <gio/gio.h>
 #include <glib/gstdio.h>

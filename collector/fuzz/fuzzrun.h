@@ -7,9 +7,9 @@
 #ifndef RINGSIDE_FUZZRUN_H
 #define RINGSIDE_FUZZRUN_H
 
-#include "guest.h"
-#include "outcome.h"
-#include "scenario.h"
+#include "fuzz/scenario.h"
+#include "guest/guest.h"
+#include "report/outcome.h"
 
 typedef struct {
     RsGuestConfig base;     /* qemu, kernel, initrd, accel, pace, memory,

@@ -1,5 +1,5 @@
 /* Shrinking a failing scenario while its failure class holds. */
-#include "minimize.h"
+#include "fuzz/minimize.h"
 
 #include <glib/gstdio.h>
 #include <stdio.h>

@@ -2,7 +2,7 @@
 #ifndef RINGSIDE_MINIMIZE_H
 #define RINGSIDE_MINIMIZE_H
 
-#include "fuzzrun.h"
+#include "fuzz/fuzzrun.h"
 
 /*
  * Check that @sc fails with @klass in one of @tries runs, then take each

@@ -27,9 +27,9 @@
  *  - Events: by the device's own markers, see collect_events().
  */
 #define _GNU_SOURCE         /* memfd_create, fallocate, SEEK_DATA */
-#include "fuzzrun.h"
+#include "fuzz/fuzzrun.h"
 #include "errors.h"
-#include "qmp.h"
+#include "guest/qmp.h"
 
 #include <fcntl.h>
 #include <sys/mman.h>

@@ -1,5 +1,5 @@
 /* Panic scenarios: drawn from a seed, checked, saved and loaded. */
-#include "scenario.h"
+#include "fuzz/scenario.h"
 #include "errors.h"
 
 #include <string.h>

@@ -1,5 +1,5 @@
 /* Launching QEMU for one guest run. */
-#include "guest.h"
+#include "guest/guest.h"
 #include "errors.h"
 
 #include <gio/gio.h>

@@ -1,5 +1,5 @@
 /* A small synchronous client for QEMU's QMP socket. */
-#include "qmp.h"
+#include "guest/qmp.h"
 #include "errors.h"
 
 #include <gio/gio.h>

@@ -1,7 +1,7 @@
 /* libvirt domain XML: ringside's addition, made and read back with libxml2. */
-#include "domxml.h"
+#include "libvirt/domxml.h"
 #include "errors.h"
-#include "guest.h"
+#include "guest/guest.h"
 
 #include <libxml/parser.h>
 #include <libxml/tree.h>

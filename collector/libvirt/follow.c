@@ -1,16 +1,16 @@
 /* Following one ringside domain under libvirt: console stream and events. */
 #define _GNU_SOURCE             /* memmem */
-#include "follow.h"
+#include "libvirt/follow.h"
 #include "errors.h"
-#include "events.h"
-#include "evledger.h"
-#include "evrotate.h"
-#include "evsocket.h"
-#include "journal.h"
+#include "events/events.h"
+#include "events/evledger.h"
+#include "events/evrotate.h"
+#include "events/evsocket.h"
+#include "events/journal.h"
 #include "jsontext.h"
-#include "l1verdicts.h"
-#include "ringscrape.h"
-#include "virt.h"
+#include "libvirt/virt.h"
+#include "report/l1verdicts.h"
+#include "witness/ringscrape.h"
 
 #include <errno.h>
 #include <fcntl.h>

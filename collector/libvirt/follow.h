@@ -7,7 +7,7 @@
 #ifndef RINGSIDE_FOLLOW_H
 #define RINGSIDE_FOLLOW_H
 
-#include "verdicts.h"
+#include "report/verdicts.h"
 
 #include <glib.h>
 #include <libvirt/libvirt.h>
@@ -33,8 +33,8 @@ void rs_follower_free(RsFollower *f);
  * Read the events from the socket chardev at @address ("unix:PATH",
  * "tcp:HOST:PORT") instead of a file, reconnecting as needed, and keep
  * them in @keep (NULL: not kept), rotated at @max_size bytes with
- * @count older files (evrotate.h).  Lines the stream did not bring are
- * counted and said ("gap").
+ * @count older files (events/evrotate.h).  Lines the stream did not
+ * bring are counted and said ("gap").
  */
 gboolean rs_follower_set_socket(RsFollower *f, const char *address,
                                 const char *keep, goffset max_size,

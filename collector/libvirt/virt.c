@@ -1,5 +1,5 @@
 /* libvirt plumbing shared by ringside attach and ringside libvirt-xml. */
-#include "virt.h"
+#include "libvirt/virt.h"
 #include "errors.h"
 
 #include <json-glib/json-glib.h>

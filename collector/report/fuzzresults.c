@@ -2,7 +2,7 @@
  * ringside fuzz output directories read back and merged: results.jsonl
  * (deduplicated), fuzz.json, and the plain-text table of the cases.
  */
-#include "fuzzresults.h"
+#include "report/fuzzresults.h"
 #include "errors.h"
 
 #include <gio/gio.h>

@@ -6,7 +6,7 @@
 #ifndef RINGSIDE_FUZZRESULTS_H
 #define RINGSIDE_FUZZRESULTS_H
 
-#include "outcome.h"
+#include "report/outcome.h"
 
 #include <stdio.h>
 

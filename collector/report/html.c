@@ -1,7 +1,7 @@
 /*
  * Escaping and axis steps for the HTML report.
  */
-#include "html.h"
+#include "report/html.h"
 
 #include <string.h>
 

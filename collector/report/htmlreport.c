@@ -4,10 +4,10 @@
  * and class, rates, latency histograms, the failing cases and the
  * timeline of one run.
  */
-#include "htmlreport.h"
+#include "report/htmlreport.h"
 #include "errors.h"
-#include "html.h"
-#include "timeline.h"
+#include "report/html.h"
+#include "report/timeline.h"
 
 #include <errno.h>
 #include <glib/gstdio.h>

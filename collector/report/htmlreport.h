@@ -6,7 +6,7 @@
 #ifndef RINGSIDE_HTMLREPORT_H
 #define RINGSIDE_HTMLREPORT_H
 
-#include "fuzzresults.h"
+#include "report/fuzzresults.h"
 
 /*
  * Write the page to @path; @r's cases are sorted, worst first.  Its

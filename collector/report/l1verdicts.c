@@ -1,8 +1,8 @@
 /*
  * Level 1 verdicts read back from the event stream; see l1verdicts.h.
  */
-#include "l1verdicts.h"
-#include "verdicts.h"
+#include "report/l1verdicts.h"
+#include "report/verdicts.h"
 
 #include <string.h>
 

@@ -7,7 +7,7 @@
 #ifndef RINGSIDE_L1VERDICTS_H
 #define RINGSIDE_L1VERDICTS_H
 
-#include "events.h"
+#include "events/events.h"
 
 #include <stdio.h>
 

@@ -1,5 +1,5 @@
 /* How a guest run ended, and its failure class. */
-#include "outcome.h"
+#include "report/outcome.h"
 
 #include <string.h>
 #include <stdio.h>

@@ -5,9 +5,9 @@
 #ifndef RINGSIDE_OUTCOME_H
 #define RINGSIDE_OUTCOME_H
 
-#include "guest.h"
-#include "transcript.h"
-#include "verdicts.h"
+#include "events/transcript.h"
+#include "guest/guest.h"
+#include "report/verdicts.h"
 
 typedef enum {
     RS_END_PANIC,

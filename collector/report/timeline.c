@@ -4,10 +4,10 @@
  * records it carried, the records that never reached the wire beside them,
  * drawn as inline SVG with a legend and a note on how to read it.
  */
-#include "timeline.h"
+#include "report/timeline.h"
 #include "errors.h"
-#include "events.h"
-#include "html.h"
+#include "events/events.h"
+#include "report/html.h"
 
 #include <string.h>
 

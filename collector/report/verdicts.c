@@ -1,5 +1,5 @@
 /* Reading ringside-serial's verdicts back from its event stream. */
-#include "verdicts.h"
+#include "report/verdicts.h"
 
 #include <string.h>
 

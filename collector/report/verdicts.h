@@ -6,8 +6,8 @@
 #ifndef RINGSIDE_VERDICTS_H
 #define RINGSIDE_VERDICTS_H
 
-#include "events.h"
-#include "l1verdicts.h"
+#include "events/events.h"
+#include "report/l1verdicts.h"
 
 #include <stdio.h>
 

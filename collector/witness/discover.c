@@ -1,5 +1,5 @@
 /* Finding the guest's printk ring from its VMCOREINFO note. */
-#include "discover.h"
+#include "witness/discover.h"
 #include "errors.h"
 
 #define SCAN_CHUNK  (64 * 1024)

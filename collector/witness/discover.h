@@ -6,8 +6,8 @@
 #ifndef RINGSIDE_DISCOVER_H
 #define RINGSIDE_DISCOVER_H
 
-#include "guestmem.h"
 #include "rslib-ring.h"
+#include "witness/guestmem.h"
 
 typedef struct {
     rs_vmci vmci;

@@ -1,5 +1,5 @@
 /* Mapping guest memory files and reading them by guest physical address. */
-#include "guestmem.h"
+#include "witness/guestmem.h"
 #include "errors.h"
 #include "rslib-vmci.h"
 

@@ -1,6 +1,6 @@
 /* The guest's printk ring, scraped from live shared RAM by polling. */
-#include "ringscrape.h"
-#include "discover.h"
+#include "witness/ringscrape.h"
+#include "witness/discover.h"
 
 /* The newest records kept; older ones are dropped in halves. */
 #define KEEP_RECORDS    65536

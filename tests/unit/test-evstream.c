@@ -2,9 +2,9 @@
  * Unit tests for the events socket's bookkeeping: the line ledger across
  * joins and device drops, and the rotated files attach keeps.
  */
-#include "events.h"
-#include "evledger.h"
-#include "evrotate.h"
+#include "events/events.h"
+#include "events/evledger.h"
+#include "events/evrotate.h"
 
 #include <glib/gstdio.h>
 #include <string.h>

@@ -3,8 +3,8 @@
  * on event files written the way ringside-serial writes them.
  */
 #include "errors.h"
-#include "events.h"
-#include "transcript.h"
+#include "events/events.h"
+#include "events/transcript.h"
 
 #include <gio/gio.h>
 #include <glib/gstdio.h>
