@@ -2,7 +2,7 @@
  * Level 1 verdicts read back from the event stream; see l1verdicts.h.
  */
 #include "report/l1verdicts.h"
-#include "report/verdicts.h"
+#include "report/verdicttable.h"
 
 #include <string.h>
 

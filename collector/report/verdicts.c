@@ -25,18 +25,6 @@ gboolean rs_verdict_is_problem(const char *v)
     return (k >= 1 && k <= 5) || g_strcmp0(v, rs_record_verdicts[0]) == 0;
 }
 
-int rs_verdict_index(const char *const *names, int n, const char *v)
-{
-    int i;
-
-    for (i = 0; i < n; i++) {
-        if (!strcmp(names[i], v)) {
-            return i;
-        }
-    }
-    return -1;
-}
-
 static gint cmp_i64(gconstpointer a, gconstpointer b)
 {
     gint64 x = *(const gint64 *)a, y = *(const gint64 *)b;

@@ -8,6 +8,7 @@
 
 #include "events/events.h"
 #include "report/l1verdicts.h"
+#include "report/verdicttable.h"
 
 #include <stdio.h>
 
@@ -16,12 +17,6 @@ extern const char *const rs_line_verdicts[];
 extern const char *const rs_record_verdicts[];
 #define RS_N_LINE_VERDICTS      12
 #define RS_N_RECORD_VERDICTS    3
-
-/* Damaged lines and records listed in detail by the reports, at most. */
-#define RS_DETAIL_MAX   10
-
-/* The index of verdict name v in names[0..n), or -1. */
-int rs_verdict_index(const char *const *names, int n, const char *v);
 
 /* Verdict @k of line verdicts followed by record verdicts. */
 const char *rs_report_verdict_name(int k);
