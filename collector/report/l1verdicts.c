@@ -62,16 +62,8 @@ void rs_l1_report_build(const RsEventStream *s, RsL1Report *r)
         cpus |= 1ull << (b->cpu >= 0 && b->cpu < 63 ? b->cpu : 63);
     }
     r->cpus = __builtin_popcountll(cpus);
-    for (i = 0; i < s->l1_records->len; i++) {
-        const RsRecordVerdict *rv = &g_array_index(s->l1_records,
-                                                   RsRecordVerdict, i);
-
-        k = rs_verdict_index(rs_l1_record_verdicts, RS_N_L1_RECORD_VERDICTS,
-                             rv->verdict);
-        if (k >= 0) {
-            r->records[k] += rv->count;
-        }
-    }
+    rs_verdict_count_records(s->l1_records, rs_l1_record_verdicts,
+                             RS_N_L1_RECORD_VERDICTS, r->records);
     /* delivered and filtered records are only counted, in the summary */
     r->summary_agrees = s->saw_l1_summary;
     if (s->saw_l1_summary) {

@@ -94,16 +94,8 @@ void rs_verdict_report_build(const RsEventStream *s, RsVerdictReport *r)
             r->lines[k]++;
         }
     }
-    for (i = 0; i < s->records->len; i++) {
-        const RsRecordVerdict *rv = &g_array_index(s->records,
-                                                   RsRecordVerdict, i);
-
-        k = rs_verdict_index(rs_record_verdicts, RS_N_RECORD_VERDICTS,
-                             rv->verdict);
-        if (k >= 0) {
-            r->records[k] += rv->count;
-        }
-    }
+    rs_verdict_count_records(s->records, rs_record_verdicts,
+                             RS_N_RECORD_VERDICTS, r->records);
     /* filtered records are only counted, in the summary */
     r->summary_agrees = s->saw_summary;
     r->prefix = s->prefix;

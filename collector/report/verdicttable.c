@@ -14,3 +14,21 @@ int rs_verdict_index(const char *const *names, int n, const char *v)
     }
     return -1;
 }
+
+void rs_verdict_count_records(const GArray *records,
+                              const char *const *names, int n,
+                              guint64 *counts)
+{
+    guint i;
+    int k;
+
+    for (i = 0; i < records->len; i++) {
+        const RsRecordVerdict *rv = &g_array_index(records, RsRecordVerdict,
+                                                   i);
+
+        k = rs_verdict_index(names, n, rv->verdict);
+        if (k >= 0) {
+            counts[k] += rv->count;
+        }
+    }
+}
