@@ -116,19 +116,11 @@ void rs_l1_report_print(FILE *f, const RsEventStream *s, const RsL1Report *r)
             "no device summary (the guest had not stopped)");
     fprintf(f, "console records %13" G_GUINT64_FORMAT "  from %u vCPU%s\n",
             total, r->cpus, r->cpus == 1 ? "" : "s");
-    for (k = 0; k < RS_N_BRACKET_VERDICTS; k++) {
-        fprintf(f, "  %-16s %10" G_GUINT64_FORMAT "%s%s\n",
-                rs_bracket_verdicts[k], r->brackets[k],
-                k && r->brackets[k] ? "  " : "",
-                k && r->brackets[k] ? bracket_notes[k] : "");
-    }
+    rs_verdict_print_rows(f, rs_bracket_verdicts, r->brackets, bracket_notes,
+                          RS_N_BRACKET_VERDICTS);
     fprintf(f, "ring records\n");
-    for (k = 0; k < RS_N_L1_RECORD_VERDICTS; k++) {
-        fprintf(f, "  %-16s %10" G_GUINT64_FORMAT "%s%s\n",
-                rs_l1_record_verdicts[k], r->records[k],
-                k && r->records[k] ? "  " : "",
-                k && r->records[k] ? record_notes[k] : "");
-    }
+    rs_verdict_print_rows(f, rs_l1_record_verdicts, r->records, record_notes,
+                          RS_N_L1_RECORD_VERDICTS);
     fprintf(f, "  takeovers %16" G_GUINT64_FORMAT "  unattributed bytes %"
             G_GUINT64_FORMAT " (user space's lines %" G_GUINT64_FORMAT ")\n",
             r->takeovers, r->unattributed, r->user);

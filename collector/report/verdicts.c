@@ -195,11 +195,8 @@ void rs_verdict_report_print(FILE *f, const RsEventStream *s,
         fputc('\n', f);
     }
     fprintf(f, "ring records not on the console\n");
-    for (k = 0; k < RS_N_RECORD_VERDICTS; k++) {
-        fprintf(f, "  %-16s %10" G_GUINT64_FORMAT "%s%s\n",
-                rs_record_verdicts[k], r->records[k],
-                r->records[k] ? "  " : "", r->records[k] ? record_notes[k] : "");
-    }
+    rs_verdict_print_rows(f, rs_record_verdicts, r->records, record_notes,
+                          RS_N_RECORD_VERDICTS);
     for (i = 0, shown = 0; i < s->lines->len && shown < RS_DETAIL_MAX;
          i++) {
         const RsLineVerdict *lv = &g_array_index(s->lines, RsLineVerdict, i);

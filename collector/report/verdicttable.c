@@ -32,3 +32,18 @@ void rs_verdict_count_records(const GArray *records,
         }
     }
 }
+
+void rs_verdict_print_rows(FILE *f, const char *const *names,
+                           const guint64 *counts, const char *const *notes,
+                           int n)
+{
+    int k;
+
+    for (k = 0; k < n; k++) {
+        fprintf(f, "  %-16s %10" G_GUINT64_FORMAT, names[k], counts[k]);
+        if (counts[k] && notes[k][0]) {
+            fprintf(f, "  %s", notes[k]);
+        }
+        fputc('\n', f);
+    }
+}

@@ -8,6 +8,8 @@
 
 #include "events/events.h"
 
+#include <stdio.h>
+
 /* Damaged lines and records listed in detail by the reports, at most. */
 #define RS_DETAIL_MAX   10
 
@@ -21,5 +23,13 @@ int rs_verdict_index(const char *const *names, int n, const char *v);
 void rs_verdict_count_records(const GArray *records,
                               const char *const *names, int n,
                               guint64 *counts);
+
+/*
+ * The reports' table rows: each verdict's name and count, and its note
+ * when the count is not zero (an empty note: none).
+ */
+void rs_verdict_print_rows(FILE *f, const char *const *names,
+                           const guint64 *counts, const char *const *notes,
+                           int n);
 
 #endif
