@@ -1,7 +1,8 @@
 /*
  * What the verdict reports of both levels (verdicts.h, l1verdicts.h) and
- * the outcome share: a verdict name looked up in its table, and how many
- * damaged lines and records a report lists in detail.
+ * the outcome share: a verdict name looked up in its table, record
+ * verdicts counted by name, the tables' rows, and how many damaged lines
+ * and records a report lists in detail.
  */
 #ifndef RINGSIDE_VERDICTTABLE_H
 #define RINGSIDE_VERDICTTABLE_H
