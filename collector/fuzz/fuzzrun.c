@@ -69,6 +69,16 @@ void rs_fuzz_case_config(const RsFuzzEnv *env, const RsFuzzCase *c,
     }
 }
 
+void rs_fuzz_feed_config(const RsFuzzEnv *env, RsGuestConfig *cfg,
+                         const char *dir)
+{
+    cfg->feed = g_build_filename(dir, "feed.sock", NULL);
+    g_free(cfg->append);
+    cfg->append = env->base.append ?
+                  g_strdup_printf("%s ringside.feed=ttyS1", env->base.append) :
+                  g_strdup("ringside.feed=ttyS1");
+}
+
 gboolean rs_fuzz_env_check(const RsFuzzEnv *env, GError **error)
 {
     return rs_guest_check_inputs(&env->base, error);
@@ -249,13 +259,7 @@ gboolean rs_fuzz_snapshots(RsFuzzEnv *env, guint smps, GError **error)
         b->cfg.timeout_s = SNAPSHOT_BOOT_S + 60;
         if (env->resident) {
             /* What the resident QEMUs restore has /init read the feed. */
-            b->cfg.feed = g_strdup_printf("%s/snapshots/boot-%u/feed.sock",
-                                          env->workdir, n);
-            g_free(b->cfg.append);
-            b->cfg.append = env->base.append ?
-                            g_strdup_printf("%s ringside.feed=ttyS1",
-                                            env->base.append) :
-                            g_strdup("ringside.feed=ttyS1");
+            rs_fuzz_feed_config(env, &b->cfg, c.dir);
         }
         b->state = g_strdup_printf("%s/snapshots/smp%u.state", env->workdir,
                                    n);

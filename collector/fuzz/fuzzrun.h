@@ -113,4 +113,12 @@ void rs_rmtree(const char *dir);
 void rs_fuzz_case_config(const RsFuzzEnv *env, const RsFuzzCase *c,
                          RsGuestConfig *cfg);
 
+/*
+ * @cfg's guest reads its scenarios from the feed: a second UART on
+ * @dir/feed.sock, which /init reads (ringside.feed=ttyS1 added to the
+ * kernel command line).
+ */
+void rs_fuzz_feed_config(const RsFuzzEnv *env, RsGuestConfig *cfg,
+                         const char *dir);
+
 #endif

@@ -402,13 +402,8 @@ static Resident *resident_start(RsFuzzEnv *env, guint job, guint smp,
     c.dir = r->dir;
     rs_fuzz_case_config(env, &c, &r->cfg);
     g_clear_pointer(&r->cfg.mailbox, g_free);   /* waits: the feed fills */
-    r->cfg.feed = g_build_filename(r->dir, "feed.sock", NULL);
+    rs_fuzz_feed_config(env, &r->cfg, r->dir);
     r->cfg.resident = TRUE;
-    g_free(r->cfg.append);
-    r->cfg.append = env->base.append ?
-                    g_strdup_printf("%s ringside.feed=ttyS1",
-                                    env->base.append) :
-                    g_strdup("ringside.feed=ttyS1");
     r->cfg.no_ram_file = FALSE;
     /* From the guest booted once per vCPU count, when there is one. */
     r->cfg.incoming = env->snapshot[smp] ? g_strdup(env->snapshot[smp])
