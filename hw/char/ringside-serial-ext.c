@@ -368,7 +368,8 @@ void ringside_ext_finish(RingsideSerialState *s)
         s->l1.user_lines, s->l1.under_budget);
 }
 
-void ringside_ext_reset(RingsideSerialState *s)
+/* The window's own state: the knock, the answer, what the guest said. */
+static void ext_window_clear(RingsideSerialState *s)
 {
     s->ext_knock = 0;
     s->ext_answer = 0;
@@ -376,6 +377,11 @@ void ringside_ext_reset(RingsideSerialState *s)
     s->ext_marked = false;
     s->ext_note = 0;
     memset(s->ext_arg, 0, sizeof(s->ext_arg));
+}
+
+void ringside_ext_reset(RingsideSerialState *s)
+{
+    ext_window_clear(s);
     s->mailbox_pos = 0;
     ringside_ext_flush(s);
     rs_l1_reset(&s->l1);
@@ -456,12 +462,7 @@ static bool ext_needed(void *opaque)
 void ringside_ext_forget(RingsideSerialState *s)
 {
     ringside_ext_flush(s);
-    s->ext_knock = 0;
-    s->ext_answer = 0;
-    s->ext_announced = false;
-    s->ext_marked = false;
-    s->ext_note = 0;
-    memset(s->ext_arg, 0, sizeof(s->ext_arg));
+    ext_window_clear(s);
     rs_l1_init(&s->l1, s->loglevel, ext_bracket, ext_record, s);
 }
 
