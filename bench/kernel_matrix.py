@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The kernel matrix as a Markdown table, for the README: the project
+"""The kernel matrix as a Markdown table, for docs/guest-kernel.md: the project
 kernel and Debian bookworm's 6.1 and 6.12 generic, cloud and RT kernels
 (scripts/fetch-stock-kernel.sh --matrix) boot /init's distro case (user
 space on the console between kernel records), paced at 115200 and

@@ -1,6 +1,6 @@
 /*
  * Reader for the JSON Lines event stream that ringside-serial writes to its
- * "events" chardev (schema version 3, documented in README.md; version 2
+ * "events" chardev (schema version 3, documented in docs/events.md; version 2
  * streams are read too).
  */
 #ifndef RINGSIDE_EVENTS_H

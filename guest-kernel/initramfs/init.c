@@ -784,7 +784,7 @@ static int case_panic_test(void)
 
 /*
  * Fuzzing from a snapshot (ringside fuzz): load the test module, then poll
- * ringside-serial's mailbox (README: "the extension window") until it holds
+ * ringside-serial's mailbox (docs/device.md: level 1) until it holds
  * a scenario.  The host snapshots the guest while it polls an empty one and
  * restores each case with the case's scenario in the mailbox: words
  * "test_printk_panic.X=Y" set the module's parameter X, and

@@ -754,7 +754,7 @@ static Property ringside_serial_properties[] = {
     DEFINE_PROP_END_OF_LIST(),
 };
 
-/* Read-only QOM counters (README: "QOM counters"). */
+/* Read-only QOM counters (docs/device.md: "Using it"). */
 static const struct {
     const char *name;
     size_t off;

@@ -17,7 +17,7 @@ boot must:
     guest's own /dev/kmsg readout, which /init copies to a second UART
     (ttyS1, `ringside run --oracle`): an oracle that needs neither crash
     nor debug info.
-The table (the README's) is printed as TAP comments;
+The table (docs/guest-kernel.md's) is printed as TAP comments;
 bench/kernel_matrix.py prints it as Markdown.
 
 Usage: test_matrix.py [--kernels project,6.1,...] [--pace line,off]

@@ -7,7 +7,7 @@ and whether `ringside dmesg` of the guest's RAM equals the guest's own
 /dev/kmsg readout, which /init copies to a second UART (run --oracle).
 
 Used by tests/boot/test_matrix.py (TAP) and bench/kernel_matrix.py (the
-README's table)."""
+docs/guest-kernel.md's table)."""
 import json
 import os
 import re
