@@ -196,7 +196,8 @@ static void write_state(Fuzz *f)
 
     g_string_append_printf(js, "{\"seed\":%" G_GUINT64_FORMAT ",\"shard\":"
                            "\"%u/%u\",\"kernel\":\"%s\",\"kernel_sha256\":"
-                           "\"%s\",\"jobs\":%u,\"pace\":\"%s\","
+                           "\"%s\",\"mode\":\"%s\",\"jobs\":%u,"
+                           "\"pace\":\"%s\","
                            "\"memory\":%d,\"tests\":\"%s\",\"wire_events\":"
                            "%s,\"cases\":%" G_GUINT64_FORMAT ",\"cold\":%u,"
                            "\"complete\":%s,\"runs\":%" G_GUINT64_FORMAT ","
@@ -208,7 +209,9 @@ static void write_state(Fuzz *f)
                            "\"pair_snapshot_s\":%.3f,\"unfaithful\":%"
                            G_GUINT64_FORMAT "}\n",
                            f->seed, f->shard_i, f->shard_n, f->env.base.kernel,
-                           f->kernel_sha, f->env.jobs, f->env.base.pace,
+                           f->kernel_sha,
+                           f->resident ? "resident" : "process",
+                           f->env.jobs, f->env.base.pace,
                            f->env.base.memory_mib, tests,
                            f->env.no_tx_events ? "false" : "true",
                            f->max_cases, f->cold_n,
