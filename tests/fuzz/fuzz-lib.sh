@@ -27,13 +27,16 @@ fuzz_build() {
     for l in ${FUZZ_LIBS[$t]}; do
         if [ "${l#+}" != "$l" ]; then
             l=${l#+}
-            clang "${cflags[@]}" -fno-sanitize-coverage=trace-cmp -c                 "$src/hw/char/rslib-$l.c" -o "$out/$t-$l.o"                 >>"$out/build-$t.log" 2>&1 || return 1
+            clang "${cflags[@]}" -fno-sanitize-coverage=trace-cmp -c \
+                "$src/hw/char/rslib-$l.c" -o "$out/$t-$l.o" \
+                >>"$out/build-$t.log" 2>&1 || return 1
             objs+=("$out/$t-$l.o")
         else
             files+=("$src/hw/char/rslib-$l.c")
         fi
     done
-    clang "${cflags[@]}" "$src/tests/fuzz/fuzz-$t.c" "${files[@]}"         "${objs[@]}" -o "$out/fuzz-$t" >>"$out/build-$t.log" 2>&1
+    clang "${cflags[@]}" "$src/tests/fuzz/fuzz-$t.c" "${files[@]}" \
+        "${objs[@]}" -o "$out/fuzz-$t" >>"$out/build-$t.log" 2>&1
 }
 
 # fuzz_seeds SRC DIR TARGET: the generated seed corpus, afresh.
