@@ -14,20 +14,11 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "lib"))
+import tap  # noqa: E402
+
 ringside = os.environ["RINGSIDE_BIN"]
 JOURNAL_REMOTE = "/lib/systemd/systemd-journal-remote"
-n = failed = 0
-
-
-def check(ok, what, detail=""):
-    global n, failed
-    n += 1
-    failed += not ok
-    print("%s %d - %s" % ("ok" if ok else "not ok", n, what))
-    if not ok and detail:
-        for line in str(detail).splitlines()[-15:]:
-            print("#   " + line)
-    return ok
 
 
 def main():
@@ -44,30 +35,30 @@ def main():
                         "--journal", export],
                        capture_output=True, text=True, timeout=120)
     m = re.search(r" lines=(\d+) ", r.stdout)
-    check(m and os.path.exists(export), "ringside run --journal ran",
-          r.stdout + r.stderr)
+    tap.check(m and os.path.exists(export), "ringside run --journal ran",
+              r.stdout + r.stderr)
     jfile = os.path.join(tmp, "run.journal")
     with open(export, "rb") as f:
         jr = subprocess.run([JOURNAL_REMOTE, "--output=" + jfile, "-"],
                             stdin=f, capture_output=True, text=True,
                             timeout=60)
-    check(jr.returncode == 0, "systemd-journal-remote takes it", jr.stderr)
+    tap.check(jr.returncode == 0, "systemd-journal-remote takes it", jr.stderr)
     jc = subprocess.run(["journalctl", "--file", jfile, "-o", "json",
                          "--no-pager"], capture_output=True, text=True,
                         timeout=60)
     ents = [json.loads(x) for x in jc.stdout.splitlines() if x.strip()]
     lines = [e for e in ents if e.get("RINGSIDE_EVENT") == "line"]
-    check(m and len(lines) == int(m.group(1)),
-          "one entry per console line (%d)" % len(lines))
+    tap.check(m and len(lines) == int(m.group(1)),
+              "one entry per console line (%d)" % len(lines))
     console = [l.rstrip("\r") for l in
                open(os.path.join(out, "console.log"),
                     errors="replace").read().split("\n")]
     texts = [e.get("MESSAGE") for e in lines]
-    check(texts == console[:len(texts)],
-          "MESSAGE is each console line's text, in order",
-          [(a, b) for a, b in zip(texts, console) if a != b][:3])
+    tap.check(texts == console[:len(texts)],
+              "MESSAGE is each console line's text, in order",
+              [(a, b) for a, b in zip(texts, console) if a != b][:3])
     ok = [e for e in lines if e.get("RINGSIDE_VERDICT") == "ok"]
-    check(len(ok) == len(lines) and all(
+    tap.check(len(ok) == len(lines) and all(
         e.get("SYSLOG_IDENTIFIER") == "ringside" and
         e.get("RINGSIDE_DOMAIN") == "tick" and
         e.get("RINGSIDE_BOOT") == "1" and e.get("PRIORITY") == "6" and
@@ -77,9 +68,8 @@ def main():
         "every line judged ok, with its vt, vCPU, seq and PRIORITY",
         json.dumps(lines[:1]))
     ticks = [e for e in ok if e["MESSAGE"].endswith("ringside-init: tick 2")]
-    check(len(ticks) == 1, "a tick's entry found by its text")
-    print("1..%d" % n)
-    return 1 if failed else 0
+    tap.check(len(ticks) == 1, "a tick's entry found by its text")
+    return tap.done()
 
 
 if __name__ == "__main__":

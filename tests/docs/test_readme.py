@@ -26,18 +26,9 @@ import subprocess
 import sys
 import tempfile
 
-n = failed = 0
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "lib"))
+import tap  # noqa: E402
 
-
-def check(ok, what, detail=""):
-    global n, failed
-    n += 1
-    failed += not ok
-    print("%s %d - %s" % ("ok" if ok else "not ok", n, what))
-    if not ok and detail:
-        for line in str(detail).splitlines()[-20:]:
-            print("#   " + line)
-    return ok
 
 
 # --- the sample block against a real run -----------------------------------
@@ -138,24 +129,24 @@ def summary_shape(line):
 
 def check_sample(root, readme_text, run_output):
     sample = readme_sample(readme_text)
-    if not check(sample is not None,
-                 "README has a code block under 'What `main.sh` prints'"):
+    if not tap.check(sample is not None,
+                     "README has a code block under 'What `main.sh` prints'"):
         return
     if run_output:
         out = open(run_output).read()
     else:
         args = default_command(root)
-        if not check(args is not None,
-                     "scripts/main.sh's default ringside command found"):
+        if not tap.check(args is not None,
+                         "scripts/main.sh's default ringside command found"):
             return
         tmp = tempfile.mkdtemp(prefix="ringside-readme-")
         r = subprocess.run([os.environ["RINGSIDE_BIN"]] + args +
                            ["--out", tmp], capture_output=True, text=True,
                            timeout=600)
-        if not check(r.returncode == 0,
-                     "ringside %s ran (exit %d)" % (" ".join(args),
+        if not tap.check(r.returncode == 0,
+                         "ringside %s ran (exit %d)" % (" ".join(args),
                                                     r.returncode),
-                     r.stdout[-2000:] + r.stderr + "\nkept: " + tmp):
+                         r.stdout[-2000:] + r.stderr + "\nkept: " + tmp):
             return
         shutil.rmtree(tmp)  # guest.ram alone is the guest's RAM
         out = r.stdout
@@ -164,23 +155,23 @@ def check_sample(root, readme_text, run_output):
 
     shown = [l for l in w_console if l.strip() not in ("", "...")]
     bad = [l for l in shown if not CONSOLE.match(l)]
-    check(shown and not bad and g_console and
-          all(CONSOLE.match(l) for l in g_console),
-          "console lines are shaped as the run's (virtual time, vCPU, |)",
-          "\n".join(bad or g_console[:3]))
+    tap.check(shown and not bad and g_console and
+              all(CONSOLE.match(l) for l in g_console),
+              "console lines are shaped as the run's (virtual time, vCPU, |)",
+              "\n".join(bad or g_console[:3]))
 
     diff = compare_tables(w_table, g_table)
-    check(w_table and not diff,
-          "the verdict tables: same headers and rows in the same order, "
-          "numbers where numbers are", diff or "no table in the README")
+    tap.check(w_table and not diff,
+              "the verdict tables: same headers and rows in the same order, "
+              "numbers where numbers are", diff or "no table in the README")
 
     a = summary_shape(w_summary) if w_summary else None
     b = summary_shape(g_summary) if g_summary else None
     detail = "README: %s\nrun:    %s" % (w_summary, g_summary)
-    check(a and b and [k for k, _ in a] == [k for k, _ in b],
-          "the summary line has the run's keys in the run's order", detail)
-    check(a and b and a == b,
-          "the summary line has numbers where the run has numbers", detail)
+    tap.check(a and b and [k for k, _ in a] == [k for k, _ in b],
+              "the summary line has the run's keys in the run's order", detail)
+    tap.check(a and b and a == b,
+              "the summary line has numbers where the run has numbers", detail)
 
 
 # --- relative links ----------------------------------------------------------
@@ -230,9 +221,9 @@ def check_links(name, text, base):
         doc = open(full).read() if full else text
         if anchor not in github_anchors(doc):
             bad.append("%s: no such heading" % target)
-    check(count and not bad,
-          "%s: its %d relative links resolve" % (name, count),
-          "\n".join(bad) or "no relative links at all")
+    tap.check(count and not bad,
+              "%s: its %d relative links resolve" % (name, count),
+              "\n".join(bad) or "no relative links at all")
 
 
 def main():
@@ -246,12 +237,11 @@ def main():
     check_sample(root, readme, o.run_output)
     check_links("README.md", readme, root)
     docs = sorted(glob.glob(os.path.join(root, "docs", "*.md")))
-    check(docs, "docs/*.md exist")
+    tap.check(docs, "docs/*.md exist")
     for path in docs:
         check_links(os.path.relpath(path, root), open(path).read(),
                     os.path.dirname(path))
-    print("1..%d" % n)
-    return 1 if failed else 0
+    return tap.done()
 
 
 if __name__ == "__main__":

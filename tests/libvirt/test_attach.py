@@ -25,24 +25,12 @@ import threading
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "lib"))
+import tap  # noqa: E402
 import libvirtd  # noqa: E402
 
 ringside = os.environ["RINGSIDE_BIN"]
 mode = sys.argv[1] if len(sys.argv) > 1 else "single"
 tmp = tempfile.mkdtemp(prefix="ringside-libvirt-test-")
-n = failed = 0
-
-
-def check(ok, what, detail=""):
-    global n, failed
-    n += 1
-    failed += not ok
-    print("%s %d - %s" % ("ok" if ok else "not ok", n, what))
-    if not ok and detail:
-        for line in str(detail).splitlines()[-15:]:
-            print("#   " + line)
-    sys.stdout.flush()
-    return ok
 
 
 def xml_new(name, case, append=None):
@@ -74,8 +62,8 @@ def wait_for(path, pred, timeout, what):
         if pred(read_jsonl(path)):
             return True
         time.sleep(0.2)
-    check(False, "within %d s: %s" % (timeout, what),
-          "\n".join(json.dumps(e) for e in read_jsonl(path)[-10:]))
+    tap.check(False, "within %d s: %s" % (timeout, what),
+              "\n".join(json.dumps(e) for e in read_jsonl(path)[-10:]))
     return False
 
 
@@ -139,21 +127,21 @@ def finish(proc, timeout):
 def boot_checks(evs, boot, why, reason):
     """A boot's end: judged clean, and every line judged by the device."""
     end = events(evs, "boot-end", boot)
-    if not check(len(end) == 1, "boot %d (%s) ended once" % (boot, why),
-                 end):
+    if not tap.check(len(end) == 1, "boot %d (%s) ended once" % (boot, why),
+                     end):
         return None
     end = end[0]
     rep = end["report"]
     lines = events(evs, "line", boot)
-    check(end["reason"] == reason,
-          "boot %d ended as libvirt said: %s" % (boot, reason), end["reason"])
-    check(end["clean"] and rep["problems"] == 0 and
-          all(e["verdict"] == "ok" for e in lines) and len(lines) > 100,
-          "boot %d: the device judged all %d console lines ok" %
-          (boot, len(lines)), json.dumps(rep)[:600])
-    check(rep["lines"]["ok"] == len(lines),
-          "boot %d: one line event per line the device judged" % boot,
-          "%s vs %d" % (rep["lines"], len(lines)))
+    tap.check(end["reason"] == reason,
+              "boot %d ended as libvirt said: %s" % (boot, reason), end["reason"])
+    tap.check(end["clean"] and rep["problems"] == 0 and
+              all(e["verdict"] == "ok" for e in lines) and len(lines) > 100,
+              "boot %d: the device judged all %d console lines ok" %
+              (boot, len(lines)), json.dumps(rep)[:600])
+    tap.check(rep["lines"]["ok"] == len(lines),
+              "boot %d: one line event per line the device judged" % boot,
+              "%s vs %d" % (rep["lines"], len(lines)))
     return end
 
 
@@ -169,41 +157,41 @@ def single():
                        capture_output=True, text=True)
     again = subprocess.run([ringside, "libvirt-xml", "-"], input=r.stdout,
                            capture_output=True, text=True)
-    check(r.returncode == 0 and "value=\"ringside-serial\"" in r.stdout and
-          "<serial type=\"pty\">" in r.stdout and
-          "path=/var/lib/libvirt/qemu/plain.ringside-events.jsonl" in r.stdout
-          and again.stdout == r.stdout,
-          "libvirt-xml adds serial0, the override and the events file, "
-          "and is idempotent", r.stdout + r.stderr + again.stdout)
+    tap.check(r.returncode == 0 and "value=\"ringside-serial\"" in r.stdout and
+              "<serial type=\"pty\">" in r.stdout and
+              "path=/var/lib/libvirt/qemu/plain.ringside-events.jsonl" in r.stdout
+              and again.stdout == r.stdout,
+              "libvirt-xml adds serial0, the override and the events file, "
+              "and is idempotent", r.stdout + r.stderr + again.stdout)
     bad = subprocess.run([ringside, "libvirt-xml", "-"], input="<vm/>",
                          capture_output=True, text=True)
-    check(bad.returncode == 1 and "not a libvirt domain" in bad.stderr,
-          "libvirt-xml refuses XML that is not a domain", bad.stderr)
+    tap.check(bad.returncode == 1 and "not a libvirt domain" in bad.stderr,
+              "libvirt-xml refuses XML that is not a domain", bad.stderr)
 
     # attach: a domain that does not exist, one that is not ringside.
     r = subprocess.run([ringside, "attach", "-d", "no-such-domain"],
                        capture_output=True, text=True, timeout=30)
-    check(r.returncode == 1 and "no domain \"no-such-domain\"" in r.stderr,
-          "attach: a missing domain is a clear error", r.stderr)
+    tap.check(r.returncode == 1 and "no domain \"no-such-domain\"" in r.stderr,
+              "attach: a missing domain is a clear error", r.stderr)
     plain_xml = re.sub(r"<qemu:override>.*</qemu:override>", "",
                        xml_new("ringside-test-plain", "hang"), flags=re.S)
     define(plain_xml)
     r = subprocess.run([ringside, "attach", "-d", "ringside-test-plain"],
                        capture_output=True, text=True, timeout=30)
-    check(r.returncode == 1 and "not a ringside domain" in r.stderr,
-          "attach: a domain without ringside-serial is a clear error",
-          r.stderr)
+    tap.check(r.returncode == 1 and "not a ringside domain" in r.stderr,
+              "attach: a domain without ringside-serial is a clear error",
+              r.stderr)
     # ... until libvirt-xml makes the addition to the defined domain.
     r = subprocess.run([ringside, "libvirt-xml", "-d", "ringside-test-plain",
                         "--define"], capture_output=True, text=True)
     live = libvirtd.virsh("dumpxml", "ringside-test-plain").stdout
-    check(r.returncode == 0 and "value='ringside-serial'" in live and
-          "ringside-test-plain.ringside-events.jsonl" in live,
-          "libvirt-xml --domain --define makes the addition in place",
-          r.stderr + live[-600:])
+    tap.check(r.returncode == 0 and "value='ringside-serial'" in live and
+              "ringside-test-plain.ringside-events.jsonl" in live,
+              "libvirt-xml --domain --define makes the addition in place",
+              r.stderr + live[-600:])
     att = attach_waiting(os.path.join(tmp, "plain.jsonl"),
                          "ringside-test-plain")
-    check(att is not None, "attach takes the domain now")
+    tap.check(att is not None, "attach takes the domain now")
     if att:
         att.terminate()
         finish(att, 30)
@@ -216,10 +204,10 @@ def single():
     t.start()
     seen = virsh_console(name, "sysrq triggered crash", 120)
     t.join()
-    check("Linux version" in seen and "ringside-init: tick 3" in seen and
-          "Kernel panic - not syncing: sysrq triggered crash" in seen,
-          "virsh console shows the boot, the ticks and the panic",
-          seen[-800:])
+    tap.check("Linux version" in seen and "ringside-init: tick 3" in seen and
+              "Kernel panic - not syncing: sysrq triggered crash" in seen,
+              "virsh console shows the boot, the ticks and the panic",
+              seen[-800:])
     libvirtd.virsh("destroy", name, check=False)
     libvirtd.virsh("undefine", name)
 
@@ -238,21 +226,21 @@ def single():
     lines = events(evs, "line", 1)
     panic = [e for e in lines if "Kernel panic - not syncing: sysrq" in
              e["text"]]
-    check(any("Linux version" in e["text"] for e in lines) and
-          len(panic) == 1 and panic[0]["console"] == "ok",
-          "boot 1: the boot and the panic line came through libvirt's "
-          "console", json.dumps(panic))
-    check(events(evs, "resumed") and
-          all(e["console"] == "ok" for e in lines),
-          "boot 1: started paused and resumed by attach, every judged line "
-          "was on the libvirt console stream",
-          [e for e in lines if e["console"] != "ok"][:3])
+    tap.check(any("Linux version" in e["text"] for e in lines) and
+              len(panic) == 1 and panic[0]["console"] == "ok",
+              "boot 1: the boot and the panic line came through libvirt's "
+              "console", json.dumps(panic))
+    tap.check(events(evs, "resumed") and
+              all(e["console"] == "ok" for e in lines),
+              "boot 1: started paused and resumed by attach, every judged line "
+              "was on the libvirt console stream",
+              [e for e in lines if e["console"] != "ok"][:3])
     end = events(evs, "boot-end", 1)[0]
     ring = end.get("ring") or {}
-    check(ring.get("found") and ring.get("records", 0) > 100 and
-          ring.get("lost") == 0 and "/pc.ram" in ring.get("file", ""),
-          "boot 1: the guest's ring scraped from its shared RAM file "
-          "(%s records)" % ring.get("records"), ring)
+    tap.check(ring.get("found") and ring.get("records", 0) > 100 and
+              ring.get("lost") == 0 and "/pc.ram" in ring.get("file", ""),
+              "boot 1: the guest's ring scraped from its shared RAM file "
+              "(%s records)" % ring.get("records"), ring)
 
     # Boot 2: runs until destroyed.  Boot 3: restarted, then the daemon
     # restarts under it.
@@ -285,19 +273,19 @@ def single():
     libvirtd.virsh("destroy", name)
     rc = finish(att, 60)
     evs = read_jsonl(out)
-    check(rc == 0, "attach exits 0 after its 3 boots, all clean",
-          "%s %s" % (rc, att.stderr.read()))
+    tap.check(rc == 0, "attach exits 0 after its 3 boots, all clean",
+              "%s %s" % (rc, att.stderr.read()))
     boot_checks(evs, 3, "restart", "destroyed")
-    check(events(evs, "disconnected") and events(evs, "reconnected"),
-          "attach said it lost the daemon and reconnected")
+    tap.check(events(evs, "disconnected") and events(evs, "reconnected"),
+              "attach said it lost the daemon and reconnected")
     nums = [t for t, _ in ticks(evs, 3)]
-    check(nums == list(range(1, len(nums) + 1)) and len(nums) >= 6,
-          "boot 3: every tick judged, none lost across the daemon restart "
-          "(%d ticks)" % len(nums), nums)
+    tap.check(nums == list(range(1, len(nums) + 1)) and len(nums) >= 6,
+              "boot 3: every tick judged, none lost across the daemon restart "
+              "(%d ticks)" % len(nums), nums)
     away = [e for _, e in ticks(evs, 3) if e["console"] != "ok"]
-    check(all(e["console"] == "not-attached" for e in away),
-          "boot 3: ticks sent while the daemon was away are marked "
-          "not-attached (%d), none missed" % len(away), away[:3])
+    tap.check(all(e["console"] == "not-attached" for e in away),
+              "boot 3: ticks sent while the daemon was away are marked "
+              "not-attached (%d), none missed" % len(away), away[:3])
 
     # Without the event file (as from another host): console lines, the
     # device's counters over QMP, and the scraped ring against the console.
@@ -313,21 +301,21 @@ def single():
     evs = read_jsonl(out)
     lines = events(evs, "line", 1)
     end = (events(evs, "boot-end", 1) or [{}])[0]
-    check(rc == 0 and end.get("clean") and len(lines) > 100 and
-          all("verdict" not in e for e in lines) and
-          any("Kernel panic - not syncing" in e["text"] for e in lines),
-          "--no-events: the console's lines, the panic among them, and a "
-          "clean end", "%s %s" % (rc, json.dumps(end)[:600]))
-    check(end.get("counters", {}).get("ok", 0) > 100 and
-          all(end["counters"].get(v, 0) == 0 for v in
+    tap.check(rc == 0 and end.get("clean") and len(lines) > 100 and
+              all("verdict" not in e for e in lines) and
+              any("Kernel panic - not syncing" in e["text"] for e in lines),
+              "--no-events: the console's lines, the panic among them, and a "
+              "clean end", "%s %s" % (rc, json.dumps(end)[:600]))
+    tap.check(end.get("counters", {}).get("ok", 0) > 100 and
+              all(end["counters"].get(v, 0) == 0 for v in
               ("corrupt", "torn", "missing", "unmatched")),
-          "--no-events: the device's verdict counters read over QMP",
-          end.get("counters"))
-    check((end.get("ring") or {}).get("found") and
-          end.get("ring_checked", 0) > 100 and end.get("ring_absent") == 0,
-          "--no-events: every ring record at a console level (%s) was on "
-          "the console stream" % end.get("ring_checked"),
-          json.dumps(end)[:800])
+              "--no-events: the device's verdict counters read over QMP",
+              end.get("counters"))
+    tap.check((end.get("ring") or {}).get("found") and
+              end.get("ring_checked", 0) > 100 and end.get("ring_absent") == 0,
+              "--no-events: every ring record at a console level (%s) was on "
+              "the console stream" % end.get("ring_checked"),
+              json.dumps(end)[:800])
 
 
 def follow_all():
@@ -358,32 +346,32 @@ def follow_all():
              for p in paths)
     att.send_signal(signal.SIGTERM)
     rc = finish(att, 30)
-    check(rc == 0, "attach --all stops cleanly on SIGTERM", rc)
+    tap.check(rc == 0, "attach --all stops cleanly on SIGTERM", rc)
     if not ok:
         return
     # Other ringside domains defined on this host get files too.
     files = [os.path.basename(p) for p in glob.glob(outdir + "/*")]
-    check(all(nm + ".jsonl" in files for nm in names) and
-          "ringside-test-plain.jsonl" not in files,
-          "one JSON Lines file per ringside domain, none for the other",
-          files)
+    tap.check(all(nm + ".jsonl" in files for nm in names) and
+              "ringside-test-plain.jsonl" not in files,
+              "one JSON Lines file per ringside domain, none for the other",
+              files)
     for nm, p in zip(names, paths):
         evs = read_jsonl(p)
-        check(all(e["domain"] == nm for e in evs),
-              "%s: its file holds only its own records" % nm)
+        tap.check(all(e["domain"] == nm for e in evs),
+                  "%s: its file holds only its own records" % nm)
         end = boot_checks(evs, 1, nm, "shutdown")
         lines = events(evs, "line", 1)
-        check(any("Kernel panic - not syncing: sysrq" in e["text"] and
+        tap.check(any("Kernel panic - not syncing: sysrq" in e["text"] and
                   e["console"] == "ok" for e in lines) and
-              [t for t, _ in ticks(evs, 1)] == list(range(1, 13)),
-              "%s: all 12 ticks and the panic line, the panic through "
-              "libvirt's console" % nm)
+                  [t for t, _ in ticks(evs, 1)] == list(range(1, 13)),
+                  "%s: all 12 ticks and the panic line, the panic through "
+                  "libvirt's console" % nm)
         if nm == names[0] and end:
-            check(end["console"]["not-attached"] + end["console"]["ok"] ==
-                  len(lines) and end["console"]["missed"] == 0,
-                  "%s: lines before attach started are judged too, marked "
-                  "not-attached (%d)" % (nm, end["console"]["not-attached"]),
-                  end["console"])
+            tap.check(end["console"]["not-attached"] + end["console"]["ok"] ==
+                      len(lines) and end["console"]["missed"] == 0,
+                      "%s: lines before attach started are judged too, marked "
+                      "not-attached (%d)" % (nm, end["console"]["not-attached"]),
+                      end["console"])
 
 
 def main():
@@ -401,8 +389,7 @@ def main():
         single() if mode == "single" else follow_all()
     finally:
         libvirtd.stop(domains)
-    print("1..%d" % n)
-    return 1 if failed else 0
+    return tap.done()
 
 
 if __name__ == "__main__":

@@ -30,6 +30,7 @@ import threading
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "lib"))
+import tap  # noqa: E402
 import libvirtd  # noqa: E402
 
 ringside = os.environ["RINGSIDE_BIN"]
@@ -37,19 +38,6 @@ mode = sys.argv[1] if len(sys.argv) > 1 else "rotate"
 tmp = tempfile.mkdtemp(prefix="ringside-stream-test-")
 JOURNAL_REMOTE = "/lib/systemd/systemd-journal-remote"
 NAME = "ringside-test-stream"
-n = failed = 0
-
-
-def check(ok, what, detail=""):
-    global n, failed
-    n += 1
-    failed += not ok
-    print("%s %d - %s" % ("ok" if ok else "not ok", n, what))
-    if not ok and detail:
-        for line in str(detail).splitlines()[-15:]:
-            print("#   " + line)
-    sys.stdout.flush()
-    return ok
 
 
 def read_jsonl(path):
@@ -72,8 +60,8 @@ def wait_for(path, pred, timeout, what):
         if pred(read_jsonl(path)):
             return True
         time.sleep(0.2)
-    check(False, "within %d s: %s" % (timeout, what),
-          "\n".join(json.dumps(e)[:300] for e in read_jsonl(path)[-10:]))
+    tap.check(False, "within %d s: %s" % (timeout, what),
+              "\n".join(json.dumps(e)[:300] for e in read_jsonl(path)[-10:]))
     return False
 
 
@@ -166,50 +154,50 @@ def rotate():
     out2 = os.path.join(tmp, "attach2.jsonl")
     att = attach(out2, "--boots", "1", "--resume", *opts)
     rc = finish(att, 120)
-    check(rc in (0, 1), "the second attach follows the flood to its end",
-          "rc %s; %s" % (rc, att.stderr.read()[-2000:]))
+    tap.check(rc in (0, 1), "the second attach follows the flood to its end",
+              "rc %s; %s" % (rc, att.stderr.read()[-2000:]))
     evs = read_jsonl(out2)
     end = (events(evs, "boot-end") or [None])[0]
-    if not check(end is not None, "the boot's end is judged", evs[-5:]):
+    if not tap.check(end is not None, "the boot's end is judged", evs[-5:]):
         return
     files = rotated_files(keep)
     sizes = [os.path.getsize(p) for p in files]
-    check(len(files) >= 40,
-          "the events were rotated many times while the guest ran (%d "
-          "files)" % len(files), files)
-    check(max(sizes) <= 64 * 1024,
-          "no file passes the 64 KiB cap (largest %d bytes)" % max(sizes))
+    tap.check(len(files) >= 40,
+              "the events were rotated many times while the guest ran (%d "
+              "files)" % len(files), files)
+    tap.check(max(sizes) <= 64 * 1024,
+              "no file passes the 64 KiB cap (largest %d bytes)" % max(sizes))
     seen, lost, gaps, start, summary = account(files)
-    check(start is not None and summary is not None,
-          "the run's start and the device's summary are in the kept files")
+    tap.check(start is not None and summary is not None,
+              "the run's start and the device's summary are in the kept files")
     if not summary:
         return
     # Lines on the wire: the device's own count of the lines it judged.
     wire = summary["lines"]
     total = sum(wire.values())
-    check(seen + lost + gaps == total,
-          "every line accounted for: %d in the files + %d reported lost by "
-          "the device + %d gaps = %d on the wire" % (seen, lost, gaps, total),
-          json.dumps(wire)[:1500])
+    tap.check(seen + lost + gaps == total,
+              "every line accounted for: %d in the files + %d reported lost by "
+              "the device + %d gaps = %d on the wire" % (seen, lost, gaps, total),
+              json.dumps(wire)[:1500])
     said = sum(e["lines"] for e in events(evs, "gap"))
     # Whether the device also dropped records depends on the flood filling
     # the socket before the pause, which a loaded host's slower flood may
     # not: the drop itself is the qtest events-full's to prove.
-    check(said == gaps and gaps > 0,
-          "the restarted attach said how many lines it missed (%d), as the "
-          "files count them (%d); the device reported %d lost" %
-          (said, gaps, lost),
-          [e["msg"] for e in events(evs, "gap")])
+    tap.check(said == gaps and gaps > 0,
+              "the restarted attach said how many lines it missed (%d), as the "
+              "files count them (%d); the device reported %d lost" %
+              (said, gaps, lost),
+              [e["msg"] for e in events(evs, "gap")])
     st = end.get("stream", {})
-    check(st.get("gaps") == gaps and st.get("lost") == lost,
-          "boot-end's stream counts: seen %s, lost %s, gaps %s" %
-          (st.get("lines"), st.get("lost"), st.get("gaps")), st)
+    tap.check(st.get("gaps") == gaps and st.get("lost") == lost,
+              "boot-end's stream counts: seen %s, lost %s, gaps %s" %
+              (st.get("lines"), st.get("lost"), st.get("gaps")), st)
     shown = events(evs, "line")
     ok = [e for e in shown if e["console"] == "ok" and e["text"]]
     # Lines sent while libvirtd was down never reached its console stream.
-    check(shown and len(ok) >= 0.8 * len(shown),
-          "the restarted attach showed every line it received (%d), most "
-          "with their console text (%d)" % (len(shown), len(ok)))
+    tap.check(shown and len(ok) >= 0.8 * len(shown),
+              "the restarted attach showed every line it received (%d), most "
+              "with their console text (%d)" % (len(shown), len(ok)))
 
 
 def free_port():
@@ -227,8 +215,8 @@ def journal_entries(export):
         r = subprocess.run([JOURNAL_REMOTE, "--output=" + jfile, "-"],
                            stdin=f, capture_output=True, text=True,
                            timeout=60)
-    check(r.returncode == 0 and os.path.exists(jfile),
-          "systemd-journal-remote takes the export stream", r.stderr)
+    tap.check(r.returncode == 0 and os.path.exists(jfile),
+              "systemd-journal-remote takes the export stream", r.stderr)
     r = subprocess.run(["journalctl", "--file", jfile, "-o", "json",
                         "--no-pager"], capture_output=True, text=True,
                        timeout=60)
@@ -249,46 +237,46 @@ def remote():
                  "--journal", export)
     rc = finish(att, 120)
     evs = read_jsonl(out)
-    check(rc == 0, "attach over TCP follows a boot to its clean end",
-          "rc %s; %s" % (rc, att.stderr.read()[-2000:]))
+    tap.check(rc == 0, "attach over TCP follows a boot to its clean end",
+              "rc %s; %s" % (rc, att.stderr.read()[-2000:]))
     att_msg = (events(evs, "attached") or [{"msg": ""}])[0]["msg"]
-    check("event socket" in att_msg, "it reads the device's event socket",
-          att_msg)
+    tap.check("event socket" in att_msg, "it reads the device's event socket",
+              att_msg)
     lines = events(evs, "line")
     judged = [e for e in lines if e.get("verdict")]
-    check(lines and len(judged) == len(lines) and
-          any(e["verdict"] == "ok" for e in lines) and
-          all("vt" in e for e in lines),
-          "per-line verdicts over TCP: %d lines, all judged by the device" %
-          len(lines), lines[:3])
+    tap.check(lines and len(judged) == len(lines) and
+              any(e["verdict"] == "ok" for e in lines) and
+              all("vt" in e for e in lines),
+              "per-line verdicts over TCP: %d lines, all judged by the device" %
+              len(lines), lines[:3])
     files = rotated_files(keep)
-    check(len(files) == 3 and
-          all(os.path.getsize(p) <= 8192 + 4096 for p in files),
-          "kept files bounded: %s" % [os.path.getsize(p) for p in files],
-          files)
+    tap.check(len(files) == 3 and
+              all(os.path.getsize(p) <= 8192 + 4096 for p in files),
+              "kept files bounded: %s" % [os.path.getsize(p) for p in files],
+              files)
     heads = [open(p).readline() for p in files]
-    check(all('"ev":"rotated"' in h for h in heads),
-          "each rotated file begins with the run's start", heads)
+    tap.check(all('"ev":"rotated"' in h for h in heads),
+              "each rotated file begins with the run's start", heads)
     ents = journal_entries(export)
     line_ents = [e for e in ents if e.get("RINGSIDE_EVENT") == "line"]
-    check(len(line_ents) == len(lines),
-          "one journal entry per line (%d, %d lines)" %
-          (len(line_ents), len(lines)))
+    tap.check(len(line_ents) == len(lines),
+              "one journal entry per line (%d, %d lines)" %
+              (len(line_ents), len(lines)))
     ok = [e for e in line_ents if e.get("RINGSIDE_VERDICT") == "ok"]
     user = [e for e in line_ents if e.get("RINGSIDE_VERDICT") == "user"]
-    check(ok and all(e.get("SYSLOG_IDENTIFIER") == "ringside" and
+    tap.check(ok and all(e.get("SYSLOG_IDENTIFIER") == "ringside" and
                      e.get("RINGSIDE_DOMAIN") == NAME and
                      e.get("RINGSIDE_BOOT") == "1" and
                      "RINGSIDE_VT_NS" in e and "RINGSIDE_SEQ" in e and
                      e.get("PRIORITY") in "0123456" for e in ok),
-          "ok lines: domain, boot, verdict, vt, seq, PRIORITY",
-          json.dumps(ok[:1]))
+              "ok lines: domain, boot, verdict, vt, seq, PRIORITY",
+              json.dumps(ok[:1]))
     tick = [e for e in ok if "ringside-init: tick 3" in e.get("MESSAGE", "")]
-    check(len(tick) == 1, "the journal's MESSAGE is the console text",
-          [e.get("MESSAGE") for e in ok[:5]])
-    check(not user or all(e.get("PRIORITY") == "6" and "RINGSIDE_SEQ" not in e
+    tap.check(len(tick) == 1, "the journal's MESSAGE is the console text",
+              [e.get("MESSAGE") for e in ok[:5]])
+    tap.check(not user or all(e.get("PRIORITY") == "6" and "RINGSIDE_SEQ" not in e
                           for e in user),
-          "user-space lines (%d): info, no seq" % len(user))
+              "user-space lines (%d): info, no seq" % len(user))
 
 
 def fake_stream():
@@ -339,8 +327,8 @@ def journal():
     att = attach(out, "--resume", "--boots", "1", "--events-socket",
                  "unix:" + path, "--journal", export)
     rc = finish(att, 120)
-    check(rc in (0, 1), "attach follows a served stream to the boot's end",
-          "rc %s; %s" % (rc, att.stderr.read()[-2000:]))
+    tap.check(rc in (0, 1), "attach follows a served stream to the boot's end",
+              "rc %s; %s" % (rc, att.stderr.read()[-2000:]))
     ents = journal_entries(export)
     by = {e.get("RINGSIDE_VERDICT"): e for e in ents}
     want = {
@@ -361,10 +349,10 @@ def journal():
         common = (e.get("SYSLOG_IDENTIFIER") == "ringside" and
                   e.get("RINGSIDE_DOMAIN") == NAME and
                   e.get("RINGSIDE_BOOT") == "1")
-        check(e and not bad and common,
-              "journal entry for the %s line: %s" %
-              (verdict, ", ".join("%s=%s" % kv for kv in fields.items())),
-              json.dumps(bad or e))
+        tap.check(e and not bad and common,
+                  "journal entry for the %s line: %s" %
+                  (verdict, ", ".join("%s=%s" % kv for kv in fields.items())),
+                  json.dumps(bad or e))
     srv.close()
 
 
@@ -384,10 +372,9 @@ def main():
         {"rotate": rotate, "remote": remote, "journal": journal}[mode]()
     finally:
         libvirtd.stop([NAME])
-        if not failed:
+        if not tap.any_failed():
             shutil.rmtree(tmp, ignore_errors=True)
-    print("1..%d" % n)
-    return 1 if failed else 0
+    return tap.done()
 
 
 if __name__ == "__main__":
