@@ -9,7 +9,7 @@ build_pkgs=(build-essential pkg-config ninja-build meson ccache bc python3
     libvirt-dev libvirt-glib-1.0-dev libxml2-dev
     flex bison libelf-dev libssl-dev cpio gzip xz-utils
     linux-source-6.1 seabios qemu-system-data ipxe-qemu)
-test_pkgs=(clang libclang-rt-14-dev crash makedumpfile chromium
+test_pkgs=(linux-source-6.12 clang libclang-rt-14-dev crash makedumpfile chromium
     libvirt-daemon libvirt-daemon-driver-qemu libvirt-clients
     slurmctld slurmd slurm-client munge systemd-journal-remote)
 
