@@ -13,6 +13,8 @@
 #
 # --prepare only fetches, unpacks and grafts the source tree, and prints
 # its path (for builds with their own configuration, build-qemu-fuzz.sh).
+# --configure-args prints the configure arguments, one per line (for
+# bench/build_cost.sh, which builds the same tree with other devices).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -20,20 +22,23 @@ QDIR=$RINGSIDE_CACHE/qemu
 DL=$QDIR/dl
 SRC=$QDIR/src
 BUILD=$QDIR/build
-SANITIZE=0 PREPARE=0
+SANITIZE=0 PREPARE=0 PRINT_ARGS=0
 case "${1:-}" in
 --sanitize) SANITIZE=1; BUILD=$QDIR/build-sanitize ;;
 --prepare) PREPARE=1 ;;
+--configure-args) PRINT_ARGS=1 ;;
 "") ;;
-*) die "usage: build-qemu.sh [--sanitize|--prepare]" ;;
+*) die "usage: build-qemu.sh [--sanitize|--prepare|--configure-args]" ;;
 esac
 WIRING=$RINGSIDE_ROOT/qemu-fork/wiring.patch
+DEVICES=$RINGSIDE_ROOT/qemu-fork/devices-x86_64.mak
 QTESTS=(ringside-serial-test ringside-verify-test ringside-ext-test
     ringside-migrate-test)
 FIRMWARE_DIRS=(/usr/share/seabios /usr/share/qemu /usr/lib/ipxe/qemu)
 CONFIGURE_ARGS=(--target-list=x86_64-softmmu --disable-docs --disable-user
     --disable-tools --disable-werror --without-default-features
     --enable-tcg --enable-kvm --disable-install-blobs
+    --without-default-devices --with-devices-x86_64=ringside
     "--firmwarepath=$(IFS=:; echo "${FIRMWARE_DIRS[*]}")")
 # QEMU's configure names the compiler itself, so meson does not add ccache
 # on its own; ask for it, or a fresh unpack would recompile everything.
@@ -42,6 +47,10 @@ if command -v ccache >/dev/null; then
 fi
 if [ "$SANITIZE" = 1 ]; then
     CONFIGURE_ARGS+=(--enable-sanitizers)
+fi
+if [ "$PRINT_ARGS" = 1 ]; then
+    printf '%s\n' "${CONFIGURE_ARGS[@]}"
+    exit 0
 fi
 
 # apt-get source needs deb-src lines; derive them from the deb lines the
@@ -114,6 +123,8 @@ if [ -f "$SRC/.ringside-grafted" ]; then
         fi
     done <"$SRC/.ringside-grafted"
 fi
+install_if_changed "$DEVICES" \
+    "$SRC/configs/devices/x86_64-softmmu/ringside.mak" && changed=$((changed + 1))
 printf '%s\n' "${grafted[@]}" >"$SRC/.ringside-grafted"
 cat "$SRC/hw/char/trace-events.qemu" "$RINGSIDE_ROOT/hw/char/trace-events" \
     >"$QDIR/trace-events.new"
@@ -127,7 +138,8 @@ if [ "$PREPARE" = 1 ]; then
 fi
 
 stage_begin configure
-cfg_stamp=$(printf '%s\n' "$stamp" "${CONFIGURE_ARGS[@]}" | sha256sum | cut -c1-16)
+cfg_stamp=$(printf '%s\n' "$stamp" "${CONFIGURE_ARGS[@]}" "$(content_hash "$DEVICES")" |
+    sha256sum | cut -c1-16)
 if [ "$(cat "$BUILD/.ringside-configured" 2>/dev/null)" != "$cfg_stamp" ]; then
     rm -rf "$BUILD"
     mkdir -p "$BUILD"
@@ -144,7 +156,9 @@ targets=(qemu-system-x86_64)
 for t in "${QTESTS[@]}"; do
     targets+=("tests/qtest/$t")
 done
-ninja -C "$BUILD" "${targets[@]}" >"$BUILD/ninja.log" 2>&1 || {
+: >"$BUILD/ninja.log"
+ninja -C "$BUILD" "${targets[@]}" 2>&1 |
+    show_progress "${0##*/}: compile" 0 "$BUILD/ninja.log" || {
     grep -E 'error:|FAILED' "$BUILD/ninja.log" | head -20 >&2
     die "QEMU build failed, see $BUILD/ninja.log"
 }
