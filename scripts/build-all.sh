@@ -22,12 +22,14 @@ fi
 ninja -C build >/dev/null || die "building the collector failed"
 stage_end
 
-# meson's run targets call scripts/build-{qemu,kernel,initramfs}.sh.
-for t in qemu-fork guest-kernel guest-initramfs; do
-    stage_begin "$t"
-    log=build/$t.log
-    ninja -C build "$t" >"$log" 2>&1 || { cat "$log" >&2; die "$t failed"; }
-    grep -v '^\[' "$log" || true
+# The same scripts as meson's run targets (ninja -C build qemu-fork ...),
+# called directly: ninja would hold back their progress until they end.
+for t in qemu-fork:build-qemu guest-kernel:build-kernel \
+    guest-initramfs:build-initramfs; do
+    stage_begin "${t%%:*}"
+    log=build/${t%%:*}.log
+    "$RINGSIDE_ROOT/scripts/${t#*:}.sh" >"$log" || die "${t%%:*} failed"
+    cat "$log"
     stage_end
 done
 if [ "${1:-build}" = test ]; then

@@ -333,7 +333,26 @@ t_config=$(($(now) - t0))
 t0=$(now)
 : >"$logs/kernel-make.log"
 echo "$prog: make -j$jobs ($ccache_note; log: $logs/kernel-make.log)" >&2
-run_logged make "${kmake[@]}" -j"$jobs" all
+# Progress counts Kbuild's step lines against the last full build of this
+# tree, or a count measured for each series' config on a fresh tree.
+steps=0
+if [ -z "$config_note" ]; then
+	steps=$(cat "$tree/.ringside-steps" 2>/dev/null ||
+		case $kver in 6.1) echo 1280 ;; *) echo 1600 ;; esac)
+fi
+if [ "$verbose" = 1 ]; then
+	run_logged make "${kmake[@]}" -j"$jobs" all
+else
+	"${kmake[@]}" -j"$jobs" all 2>&1 |
+		show_progress "$prog: make" "$steps" "$logs/kernel-make.log" || {
+		tail -n 40 "$logs/kernel-make.log" >&2
+		die "make failed (full log: $logs/kernel-make.log)"
+	}
+	if [ -z "$config_note" ]; then
+		grep -cE '^  (CC|AS|LD|AR|HOSTCC|OBJCOPY|GEN|UPD|VDSO|SYSMAP) ' \
+			"$logs/kernel-make.log" >"$tree/.ringside-steps" || true
+	fi
+fi
 t_make=$(($(now) - t0))
 
 # ---- install ---------------------------------------------------------------

@@ -53,3 +53,59 @@ content_hash() {
         cat "$f"
     done | sha256sum | cut -c1-16
 }
+
+# show_progress LABEL TOTAL LOG: append a build's output (stdin) to LOG and
+# report on stderr how far it is: "LABEL: 412 of 1130 (36%), about 3 min
+# left".  Steps are ninja's "[n/N]" lines, whose N wins over TOTAL, or
+# Kbuild's "  CC  file" lines counted against TOTAL, an estimate (then the
+# percentage stops at 99 until the build ends).  On a terminal the line is
+# redrawn in place; elsewhere (CI logs) one line each 10%.
+show_progress() {
+    local tty=0
+    [ -t 2 ] && tty=1
+    awk -v label="$1" -v total="$2" -v logfile="$3" -v tty="$tty" '
+    function now() { srand(); return srand() }
+    function report(   pct, left, eta) {
+        if (N <= 0)
+            return
+        pct = int(100 * n / N)
+        if (pct > 99 && !exact)
+            pct = 99
+        if (!tty && pct < next_pct)
+            return
+        eta = ""
+        if (n >= 20 && n < N && now() - t0 >= 10) {
+            left = (now() - t0) * (N - n) / n
+            if (left < 90)
+                eta = sprintf(", about %d s left", left)
+            else
+                eta = sprintf(", about %d min left", int(left / 60 + 0.5))
+        }
+        if (tty)
+            printf "\r%s: %d of %s%d (%d%%)%s\033[K", label, n, \
+                (exact ? "" : "about "), N, pct, eta > "/dev/stderr"
+        else
+            printf "%s: %d of %s%d (%d%%)%s\n", label, n, \
+                (exact ? "" : "about "), N, pct, eta > "/dev/stderr"
+        next_pct = int(pct / 10) * 10 + 10
+    }
+    BEGIN { t0 = now(); N = total + 0; next_pct = 10 }
+    {
+        print >> logfile
+        if ($0 ~ /^\[[0-9]+\/[0-9]+\]/) {
+            split(substr($0, 2, index($0, "]") - 2), a, "/")
+            n = a[1] + 0; N = a[2] + 0; exact = 1
+        } else if ($0 ~ /^  (CC|AS|LD|AR|HOSTCC|OBJCOPY|GEN|UPD|VDSO|SYSMAP) /) {
+            n++
+            if (n > N)
+                N = n
+        } else {
+            next
+        }
+        report()
+    }
+    END {
+        if (tty && N > 0)
+            printf "\r%s: %d steps\033[K\n", label, n > "/dev/stderr"
+    }'
+}
