@@ -338,7 +338,7 @@ echo "$prog: make -j$jobs ($ccache_note; log: $logs/kernel-make.log)" >&2
 steps=0
 if [ -z "$config_note" ]; then
 	steps=$(cat "$tree/.ringside-steps" 2>/dev/null ||
-		case $kver in 6.1) echo 1280 ;; *) echo 1600 ;; esac)
+		case $kver in 6.1) echo 1280 ;; *) echo 1360 ;; esac)
 fi
 if [ "$verbose" = 1 ]; then
 	run_logged make "${kmake[@]}" -j"$jobs" all
