@@ -1,7 +1,8 @@
 # Devices for ringside's QEMU build (configure --without-default-devices
 # --with-devices-x86_64=ringside): the pc machine and what ringside's runs,
 # tests and libvirt domains put on it, nothing else.  QEMU's default set
-# builds about twice as many files for boards and devices never used here.
+# adds q35, microvm, ISA PC and every optional device: 1,505 build steps
+# against 1,280 here.
 #
 # pc (i440FX) selects its chipset, ISA serial, fw_cfg DMA (vmcoreinfo),
 # the PS/2 controller libvirt's default inputs use, and IDE for libvirt's

@@ -349,8 +349,8 @@ else
 		die "make failed (full log: $logs/kernel-make.log)"
 	}
 	if [ -z "$config_note" ]; then
-		grep -cE '^  (CC|AS|LD|AR|HOSTCC|OBJCOPY|GEN|UPD|VDSO|SYSMAP) ' \
-			"$logs/kernel-make.log" >"$tree/.ringside-steps" || true
+		grep -cE "$KBUILD_STEP_RE" "$logs/kernel-make.log" \
+			>"$tree/.ringside-steps" || true
 	fi
 fi
 t_make=$(($(now) - t0))

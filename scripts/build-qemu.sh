@@ -14,7 +14,7 @@
 # --prepare only fetches, unpacks and grafts the source tree, and prints
 # its path (for builds with their own configuration, build-qemu-fuzz.sh).
 # --configure-args prints the configure arguments, one per line (for
-# bench/build_cost.sh, which builds the same tree with other devices).
+# bench/build_cost.py, which builds the same tree with other devices).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 

@@ -54,6 +54,10 @@ content_hash() {
     done | sha256sum | cut -c1-16
 }
 
+# A Kbuild step line ("  CC      kernel/printk/printk.o"), as counted by
+# show_progress and by build-kernel.sh for its next estimate.
+KBUILD_STEP_RE='^  (CC|AS|LD|AR|HOSTCC|OBJCOPY|GEN|UPD|VDSO|SYSMAP) '
+
 # show_progress LABEL TOTAL LOG: append a build's output (stdin) to LOG and
 # report on stderr how far it is: "LABEL: 412 of 1130 (36%), about 3 min
 # left".  Steps are ninja's "[n/N]" lines, whose N wins over TOTAL, or
@@ -63,7 +67,8 @@ content_hash() {
 show_progress() {
     local tty=0
     [ -t 2 ] && tty=1
-    awk -v label="$1" -v total="$2" -v logfile="$3" -v tty="$tty" '
+    awk -v label="$1" -v total="$2" -v logfile="$3" -v tty="$tty" \
+        -v kbuild_re="$KBUILD_STEP_RE" '
     function now() { srand(); return srand() }
     function report(   pct, left, eta) {
         if (N <= 0)
@@ -95,7 +100,7 @@ show_progress() {
         if ($0 ~ /^\[[0-9]+\/[0-9]+\]/) {
             split(substr($0, 2, index($0, "]") - 2), a, "/")
             n = a[1] + 0; N = a[2] + 0; exact = 1
-        } else if ($0 ~ /^  (CC|AS|LD|AR|HOSTCC|OBJCOPY|GEN|UPD|VDSO|SYSMAP) /) {
+        } else if ($0 ~ kbuild_re) {
             n++
             if (n > N)
                 N = n
