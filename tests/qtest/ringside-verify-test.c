@@ -938,12 +938,20 @@ static void test_migrate(void)
                     "{ 'uri': %s } }", uri);
     g_assert(qdict_haskey(rsp, "return"));
     qobject_unref(rsp);
+    g_free(uri);
     qtest_qmp_eventwait(f.qts, "STOP");
 
+    /*
+     * Deferred, so that RESUME comes after this QMP client is there: a
+     * quick incoming migration can otherwise end before it connects.
+     */
     dst = qtest_initf("-nodefaults -machine pc -chardev null,id=con "
                       "-chardev file,id=ev,path=%s "
                       "-device ringside-serial,id=rs,chardev=con,events=ev "
-                      "-incoming 'exec:cat %s'", events2, file);
+                      "-incoming defer", events2);
+    uri = g_strdup_printf("exec:cat %s", file);
+    qtest_qmp_assert_success(dst, "{ 'execute': 'migrate-incoming', "
+                             "'arguments': { 'uri': %s } }", uri);
     qtest_qmp_eventwait(dst, "RESUME");
     g_assert_cmpuint(rs_counter(dst, "verdict-ok"), ==, 1);
     uart_puts(dst, "ter\r\n");
