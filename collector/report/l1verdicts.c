@@ -184,22 +184,16 @@ void rs_l1_report_print(FILE *f, const RsEventStream *s, const RsL1Report *r)
 
 void rs_l1_report_print_json(FILE *f, const RsL1Report *r)
 {
-    int k;
-
     if (!r->present) {
         return;
     }
-    fputs(",\"l1\":{\"brackets\":{", f);
-    for (k = 0; k < RS_N_BRACKET_VERDICTS; k++) {
-        fprintf(f, "%s\"%s\":%" G_GUINT64_FORMAT, k ? "," : "",
-                rs_bracket_verdicts[k], r->brackets[k]);
-    }
-    fputs("},\"records\":{", f);
-    for (k = 0; k < RS_N_L1_RECORD_VERDICTS; k++) {
-        fprintf(f, "%s\"%s\":%" G_GUINT64_FORMAT, k ? "," : "",
-                rs_l1_record_verdicts[k], r->records[k]);
-    }
-    fprintf(f, "},\"takeovers\":%" G_GUINT64_FORMAT ",\"unattributed\":%"
+    fputs(",\"l1\":{\"brackets\":", f);
+    rs_verdict_print_json_counts(f, rs_bracket_verdicts, r->brackets,
+                                 RS_N_BRACKET_VERDICTS);
+    fputs(",\"records\":", f);
+    rs_verdict_print_json_counts(f, rs_l1_record_verdicts, r->records,
+                                 RS_N_L1_RECORD_VERDICTS);
+    fprintf(f, ",\"takeovers\":%" G_GUINT64_FORMAT ",\"unattributed\":%"
             G_GUINT64_FORMAT ",\"user\":%" G_GUINT64_FORMAT ",\"cpus\":%u,"
             "\"summary_agrees\":%s,\"problems\":%" G_GUINT64_FORMAT "}",
             r->takeovers, r->unattributed, r->user, r->cpus,

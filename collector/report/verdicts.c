@@ -263,22 +263,16 @@ void rs_verdict_report_print_json(FILE *f, const RsEventStream *s,
                                   const RsVerdictReport *r,
                                   const RsL1Report *l1)
 {
-    int k;
-
     fprintf(f, "{\"ring\":\"%s\",\"summary\":%s,\"summary_agrees\":%s,"
-            "\"lines\":{", s->ring_state[0] ? s->ring_state : "",
+            "\"lines\":", s->ring_state[0] ? s->ring_state : "",
             s->saw_summary ? "true" : "false",
             r->summary_agrees ? "true" : "false");
-    for (k = 0; k < RS_N_LINE_VERDICTS; k++) {
-        fprintf(f, "%s\"%s\":%" G_GUINT64_FORMAT, k ? "," : "",
-                rs_line_verdicts[k], r->lines[k]);
-    }
-    fputs("},\"records\":{", f);
-    for (k = 0; k < RS_N_RECORD_VERDICTS; k++) {
-        fprintf(f, "%s\"%s\":%" G_GUINT64_FORMAT, k ? "," : "",
-                rs_record_verdicts[k], r->records[k]);
-    }
-    fprintf(f, "},\"problems\":%" G_GUINT64_FORMAT ",\"latency_ns\":{\"n\":%"
+    rs_verdict_print_json_counts(f, rs_line_verdicts, r->lines,
+                                 RS_N_LINE_VERDICTS);
+    fputs(",\"records\":", f);
+    rs_verdict_print_json_counts(f, rs_record_verdicts, r->records,
+                                 RS_N_RECORD_VERDICTS);
+    fprintf(f, ",\"problems\":%" G_GUINT64_FORMAT ",\"latency_ns\":{\"n\":%"
             G_GUINT64_FORMAT ",\"min\":%" G_GINT64_FORMAT ",\"p50\":%"
             G_GINT64_FORMAT ",\"p99\":%" G_GINT64_FORMAT ",\"max\":%"
             G_GINT64_FORMAT ",\"not_measured\":%" G_GUINT64_FORMAT "}",

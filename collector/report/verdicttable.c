@@ -47,3 +47,16 @@ void rs_verdict_print_rows(FILE *f, const char *const *names,
         fputc('\n', f);
     }
 }
+
+void rs_verdict_print_json_counts(FILE *f, const char *const *names,
+                                  const guint64 *counts, int n)
+{
+    int k;
+
+    fputc('{', f);
+    for (k = 0; k < n; k++) {
+        fprintf(f, "%s\"%s\":%" G_GUINT64_FORMAT, k ? "," : "", names[k],
+                counts[k]);
+    }
+    fputc('}', f);
+}

@@ -33,4 +33,8 @@ void rs_verdict_print_rows(FILE *f, const char *const *names,
                            const guint64 *counts, const char *const *notes,
                            int n);
 
+/* The same counts as a JSON object, {"name":count,...}, without a newline. */
+void rs_verdict_print_json_counts(FILE *f, const char *const *names,
+                                  const guint64 *counts, int n);
+
 #endif
