@@ -55,6 +55,7 @@ void rs_event_stream_free(RsEventStream *s)
         g_array_unref(s->l1_records);
         g_hash_table_unref(s->l1_summary);
         g_array_unref(s->offwire);
+        g_array_unref(s->cleared);
         g_free(s);
     }
 }
@@ -481,16 +482,26 @@ static gboolean parse_line(RsEventStream *s, JsonParser *parser,
     } else if (g_str_equal(ev, "wire") || g_str_equal(ev, "overrun") ||
                g_str_equal(ev, "cleared")) {
         gboolean wire = g_str_equal(ev, "wire");
-        gint64 i, wt = 0, refused = 0;
+        gboolean cleared = g_str_equal(ev, "cleared");
+        gint64 i, wt = 0, refused = 0, byte;
 
         if (!member_int(o, "i", 0, G_MAXINT64, &i) ||
             (wire && !member_int(o, "wt", 0, G_MAXINT64, &wt)) ||
-            (wire && !member_opt(o, "refused", 0, 1, &refused, NULL))) {
+            (wire && !member_opt(o, "refused", 0, 1, &refused, NULL)) ||
+            (cleared && !member_opt(o, "b", 0, 255, &byte, NULL))) {
             g_set_error(error, RS_ERROR, RS_ERROR_BAD_INPUT,
                         "malformed \"%s\" record", ev);
             return FALSE;
         }
-        return account_byte(s, ev, i, wt, refused, error);
+        if (!account_byte(s, ev, i, wt, refused, error)) {
+            return FALSE;
+        }
+        if (cleared) {
+            guint64 u = i;
+
+            g_array_append_val(s->cleared, u);
+        }
+        return TRUE;
     } else if (g_str_equal(ev, "line")) {
         RsLineVerdict lv;
         RsTxByte *b;
@@ -624,6 +635,7 @@ RsEventStream *rs_event_stream_new(void)
     s->l1_summary = g_hash_table_new_full(g_str_hash, g_str_equal, g_free,
                                           g_free);
     s->offwire = g_array_new(FALSE, FALSE, sizeof(guint64));
+    s->cleared = g_array_new(FALSE, FALSE, sizeof(guint64));
     s->prefix = -1;
     return s;
 }
@@ -670,15 +682,15 @@ static gint u64_order(gconstpointer a, gconstpointer b)
     return x < y ? -1 : x > y;
 }
 
-/* How many bytes before @index never reached the console. */
-static guint64 offwire_before(const RsEventStream *s, guint64 index)
+/* How many of the sorted indexes @a are below @index. */
+static guint64 count_below(const GArray *a, guint64 index)
 {
-    guint lo = 0, hi = s->offwire->len;
+    guint lo = 0, hi = a->len;
 
     while (lo < hi) {
         guint mid = lo + (hi - lo) / 2;
 
-        if (g_array_index(s->offwire, guint64, mid) < index) {
+        if (g_array_index(a, guint64, mid) < index) {
             lo = mid + 1;
         } else {
             hi = mid;
@@ -693,10 +705,19 @@ void rs_event_stream_console_span(const RsEventStream *s, guint64 first,
     guint64 a = first - MIN(first, s->resume_index);
     guint64 b = last + 1 - MIN(last + 1, s->resume_index);
 
-    a -= MIN(a, offwire_before(s, first));
-    b -= MIN(b, offwire_before(s, last + 1));
+    a -= MIN(a, count_below(s->offwire, first));
+    b -= MIN(b, count_below(s->offwire, last + 1));
     *off = a;
     *len = b > a ? b - a : 0;
+}
+
+guint64 rs_event_stream_cleared_in(const RsEventStream *s, guint64 first,
+                                   guint64 last)
+{
+    if (last < first || last == G_MAXUINT64) {
+        return 0;
+    }
+    return count_below(s->cleared, last + 1) - count_below(s->cleared, first);
 }
 
 void rs_event_stream_finish(RsEventStream *s)
@@ -704,6 +725,7 @@ void rs_event_stream_finish(RsEventStream *s)
     guint i;
 
     g_array_sort(s->offwire, u64_order);
+    g_array_sort(s->cleared, u64_order);
     if (s->paced) {
         return;
     }

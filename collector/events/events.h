@@ -98,6 +98,9 @@ typedef struct {
     /* indexes of bytes that never reached the console (looped back,
      * overrun, cleared, refused), sorted once the stream is finished */
     GArray *offwire;        /* guint64 */
+    /* indexes of bytes the guest's own transmit FIFO reset discarded
+     * ("cleared"), sorted once the stream is finished */
+    GArray *cleared;        /* guint64 */
     int version;            /* the schema version of its "start" */
     /* rs_event_stream_load: boots before this one in a file that QEMU
      * appends to (append=on, as under libvirt); only the last is kept */
@@ -144,6 +147,13 @@ void rs_event_stream_finish(RsEventStream *s);
  */
 void rs_event_stream_console_span(const RsEventStream *s, guint64 first,
                                   guint64 last, guint64 *off, guint64 *len);
+
+/*
+ * How many bytes of @first..@last the guest's own transmit FIFO reset
+ * discarded.  For a finished stream.
+ */
+guint64 rs_event_stream_cleared_in(const RsEventStream *s, guint64 first,
+                                   guint64 last);
 
 /* Whether @line is the device's "start", which begins each QEMU run. */
 gboolean rs_event_line_is_start(const char *line);

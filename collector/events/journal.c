@@ -100,23 +100,6 @@ void rs_journal_write(FILE *out, const RsJournalEntry *e)
     g_string_free(o, TRUE);
 }
 
-/* Bytes before index @i that the console chardev never got. */
-static guint64 offwire_before(const RsEventStream *s, guint64 i)
-{
-    guint lo = 0, hi = s->offwire ? s->offwire->len : 0;
-
-    while (lo < hi) {
-        guint mid = lo + (hi - lo) / 2;
-
-        if (g_array_index(s->offwire, guint64, mid) < i) {
-            lo = mid + 1;
-        } else {
-            hi = mid;
-        }
-    }
-    return lo;
-}
-
 /* The line's text: from its "tx" records, else from the console log. */
 static GString *line_text(RsEventStream *s, const RsLineVerdict *lv,
                           const char *console, gsize console_len)
@@ -137,11 +120,11 @@ static GString *line_text(RsEventStream *s, const RsLineVerdict *lv,
             }
         }
     } else {
-        guint64 at = lv->first - offwire_before(s, lv->first);
+        guint64 at, len;
 
+        rs_event_stream_console_span(s, lv->first, lv->last, &at, &len);
         if (at < console_len) {
-            g_string_append_len(t, console + at,
-                                MIN((guint64)lv->len, console_len - at));
+            g_string_append_len(t, console + at, MIN(len, console_len - at));
         }
     }
     while (t->len && (t->str[t->len - 1] == '\n' ||

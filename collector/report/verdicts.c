@@ -93,6 +93,10 @@ void rs_verdict_report_build(const RsEventStream *s, RsVerdictReport *r)
         if (k >= 0) {
             r->lines[k]++;
         }
+        if (rs_verdict_is_problem(lv->verdict) &&
+            rs_event_stream_cleared_in(s, lv->first, lv->last)) {
+            r->fifo_reset++;
+        }
     }
     rs_verdict_count_records(s->records, rs_record_verdicts,
                              RS_N_RECORD_VERDICTS, r->records);
@@ -200,6 +204,7 @@ void rs_verdict_report_print(FILE *f, const RsEventStream *s,
     for (i = 0, shown = 0; i < s->lines->len && shown < RS_DETAIL_MAX;
          i++) {
         const RsLineVerdict *lv = &g_array_index(s->lines, RsLineVerdict, i);
+        guint64 cleared;
 
         if (!rs_verdict_is_problem(lv->verdict)) {
             continue;
@@ -222,6 +227,11 @@ void rs_verdict_report_print(FILE *f, const RsEventStream *s,
             print_byte(f, lv->got);
             fputs(", the record has ", f);
             print_byte(f, lv->want);
+        }
+        cleared = rs_event_stream_cleared_in(s, lv->first, lv->last);
+        if (cleared) {
+            fprintf(f, " (%" G_GUINT64_FORMAT " of its bytes discarded by "
+                    "the guest's transmit FIFO reset)", cleared);
         }
         fputc('\n', f);
     }
@@ -249,6 +259,14 @@ void rs_verdict_report_print(FILE *f, const RsEventStream *s,
               "content alone, and a kernel line damaged\n   past recognition "
               "is counted as user space's.  Level 1 does not guess.)\n", f);
     }
+    if (r->fifo_reset) {
+        fprintf(f, "  (%" G_GUINT64_FORMAT " of these lines lost bytes the "
+                "guest wrote, then discarded itself:\n   its UART driver "
+                "reset the transmit FIFO (FCR) while they waited to be\n"
+                "   sent, as Linux's 8250 does at the first open and last "
+                "close of the\n   console's tty.  A 16550A loses them too.)\n",
+                r->fifo_reset);
+    }
     fprintf(f, "verdict: %s", r->problems ? "PROBLEMS" : "clean");
     if (r->problems) {
         fprintf(f, " (%" G_GUINT64_FORMAT ")", r->problems);
@@ -272,11 +290,12 @@ void rs_verdict_report_print_json(FILE *f, const RsEventStream *s,
     fputs(",\"records\":", f);
     rs_verdict_print_json_counts(f, rs_record_verdicts, r->records,
                                  RS_N_RECORD_VERDICTS);
-    fprintf(f, ",\"problems\":%" G_GUINT64_FORMAT ",\"latency_ns\":{\"n\":%"
+    fprintf(f, ",\"problems\":%" G_GUINT64_FORMAT ",\"fifo_reset_lines\":%"
+            G_GUINT64_FORMAT ",\"latency_ns\":{\"n\":%"
             G_GUINT64_FORMAT ",\"min\":%" G_GINT64_FORMAT ",\"p50\":%"
             G_GINT64_FORMAT ",\"p99\":%" G_GINT64_FORMAT ",\"max\":%"
             G_GINT64_FORMAT ",\"not_measured\":%" G_GUINT64_FORMAT "}",
-            r->problems, r->lat_n, r->lat_min, r->lat_p50, r->lat_p99,
+            r->problems, r->fifo_reset, r->lat_n, r->lat_min, r->lat_p50, r->lat_p99,
             r->lat_max, r->lat_unknown + r->lat_negative);
     rs_l1_report_print_json(f, l1);
     fputs("}\n", f);

@@ -29,6 +29,9 @@ typedef struct {
     guint64 records[RS_N_RECORD_VERDICTS];  /* missing, filtered, dropped */
     guint64 problems;   /* corrupt + torn + duplicate + reordered +
                          * unmatched lines, missing records */
+    /* problem lines holding bytes the guest's own transmit FIFO reset
+     * discarded: the guest's UART driver lost them, not the wire */
+    guint64 fifo_reset;
     gboolean summary_agrees;    /* the device's own totals match */
     /* the console's prefix: RS_FMT_* bits of the lines matched, -1 not
      * known (the device's summary says) */

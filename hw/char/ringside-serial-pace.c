@@ -301,14 +301,17 @@ void ringside_pace_write(RingsideSerialState *s, hwaddr addr, uint8_t val)
         ((val & RS_FCR_XFR) || ((val ^ s->serial.fcr) & RS_FCR_FE))) {
         /*
          * Transmit FIFO reset: the guest discards what it queued (the byte
-         * already on the wire goes on).  Say which bytes, so none vanish.
+         * already on the wire goes on).  Say which bytes, and what they
+         * held, so none vanish and a reader can tell what was written.
          */
         bool had = s->txq_len;
 
         while (s->txq_len) {
             ringside_events_printf(s, "{\"v\":%d,\"ev\":\"cleared\",\"i\":%"
-                                   PRIu64 "}\n", RINGSIDE_EVENTS_VERSION,
-                                   s->txq_index[s->txq_head]);
+                                   PRIu64 ",\"b\":%u}\n",
+                                   RINGSIDE_EVENTS_VERSION,
+                                   s->txq_index[s->txq_head],
+                                   s->txq[s->txq_head]);
             s->txq_head = (s->txq_head + 1) % RS_TX_FIFO;
             s->txq_len--;
             s->tx_cleared++;

@@ -8,8 +8,10 @@ without a newline), paced at 115200 and unpaced, 2 vCPUs, 256 MiB.  Each
 boot must:
   - end in the poweroff, with /init's whole case on the wire;
   - be judged clean at level 0 with 0 transmitter overruns (user space's
-    lines are not the kernel's problems), and clean at level 1 on the
-    project kernel, the one that brackets its records;
+    lines are not the kernel's problems) but for lines the guest's own
+    transmit FIFO reset cut (each must be a record's line as the guest
+    wrote it: the device names every byte it discarded), and clean at
+    level 1 on the project kernel, the one that brackets its records;
   - have as many lines judged `user` as the wire has lines (or parts of
     a line before a kernel record: a prompt) that are no ring record's
     console line, counted here from the ring independently;
@@ -76,12 +78,24 @@ def main():
                       "%s\n%s\n%s" % (b["stderr"], b["summary"], km.describe_out(out)))
                 rep = b["report"]
                 lines = rep.get("lines", {})
-                check("%s: level 0 clean, 0 overruns (%s)" % (what, km.counts(lines)),
-                      rep.get("ring") == "attached" and rep.get("problems") == 0 and
-                      b["verdict"] == "clean" and b["overrun"] == 0 and
-                      lines.get("ok", 0) > 100,
-                      "verdict %s, overrun %d, lines %s, records %s" % (
-                          b["verdict"], b["overrun"], lines, rep.get("records")))
+                # A line the guest's own UART driver cut (it reset the
+                # transmit FIFO under the console: the 8250 does at a tty's
+                # first open and last close) is the kernel's loss, rightly
+                # judged; it must be whole as the guest wrote it.
+                cut = b["fifo_cut"]
+                problems = rep.get("problems")
+                check("%s: level 0 clean but for %d lines the guest's FIFO reset "
+                      "cut, 0 overruns (%s)" % (what, len(cut), km.counts(lines)),
+                      rep.get("ring") == "attached" and
+                      problems == rep.get("fifo_reset_lines") == len(cut) and
+                      all(whole for _, _, whole in cut) and
+                      b["verdict"] == ("problems:%d" % problems if problems
+                                       else "clean") and
+                      b["overrun"] == 0 and lines.get("ok", 0) > 100,
+                      "verdict %s, overrun %d, lines %s, records %s, cut by "
+                      "the FIFO reset (verdict, text as written, a record's "
+                      "line): %s" % (b["verdict"], b["overrun"], lines,
+                                     rep.get("records"), cut))
                 check("%s: the lines called user are user space's, %d of them"
                       % (what, b["wire_user"]),
                       b["wire_user"] > 10 and lines.get("user") == b["wire_user"],

@@ -164,16 +164,63 @@ def console_lines(rec, caller):
     return [prefix.encode() + b" " + t for t in rec["raw"].split(b"\n")]
 
 
-def wire_user_lines(wire, recs, caller):
-    """How many console lines are user space's, counted independently of
-    the device: a line that is no record's console line, and the part of a
-    line before a record's line that ends it (a prompt the record
-    followed).  Empty lines count too."""
+def kernel_lines(recs, caller):
+    """Every console line the records print."""
     kernel = set()
     for rec in recs.values():
         kernel.update(console_lines(rec, caller))
+    return kernel
+
+
+def wire_user_lines(wire, kernel):
+    """How many console lines are user space's, counted independently of
+    the device: a line that is no record's console line.  Empty lines
+    count too."""
     return sum(1 for line in wire.replace(b"\r", b"").split(b"\n")[:-1]
                if line not in kernel)
+
+
+def guest_written(console, events_path):
+    """What the guest wrote to the UART: the console log with the bytes its
+    own transmit FIFO resets discarded put back where they were written
+    (each "cleared" event names a byte and its value).  Bytes lost
+    otherwise (overrun, refused, looped back) stay out, as on the console.
+    Also, for each problem line holding such bytes, its text as written
+    (without the line end): [(verdict, text)]."""
+    cleared, offwire, lines = {}, set(), []
+    with open(events_path, "rb") as f:
+        for raw in f:
+            try:
+                e = json.loads(raw)
+            except ValueError:
+                continue
+            ev = e.get("ev")
+            if ev == "cleared":
+                cleared[e["i"]] = e["b"]
+            elif ev in ("overrun", "loop") or (ev == "wire" and e.get("refused")):
+                offwire.add(e["i"])
+            elif ev == "line" and e.get("verdict") not in QUIET_LINES:
+                lines.append(e)
+    out, pos, k, i = bytearray(), {}, 0, 0
+    last_cleared = max(cleared) if cleared else -1
+    while k < len(console) or i <= last_cleared:
+        if i in cleared:
+            pos[i] = len(out)
+            out.append(cleared[i])
+        elif i not in offwire:
+            if k == len(console):
+                break
+            pos[i] = len(out)
+            out.append(console[k])
+            k += 1
+        i += 1
+    cut = []
+    for e in lines:
+        if any(e["first"] <= c <= e["last"] for c in cleared) and \
+                e["first"] in pos and e["last"] in pos:
+            text = bytes(out[pos[e["first"]]:pos[e["last"]] + 1])
+            cut.append((e["verdict"], text.rstrip(b"\r\n")))
+    return bytes(out), cut
 
 
 def summary_fields(line):
@@ -223,7 +270,16 @@ def boot(ringside, name, kernel, pace, out, timeout=120):
         b["diff"] = "ringside dmesg exit %d: %s" % (drc, err.strip())
     b["lost"] = oracle["lost"]
     caller = any("caller" in r for r in oracle["records"].values())
-    b["wire_user"] = wire_user_lines(console, ours, caller)
+    kernel = kernel_lines(ours, caller)
+    try:
+        written, cut = guest_written(console, os.path.join(out, "events.jsonl"))
+    except (OSError, KeyError, TypeError) as e:
+        written, cut = console, [("unreadable events", str(e).encode())]
+    # User space's lines, counted on what the guest wrote: a kernel line
+    # the guest's own FIFO reset cut is still the kernel's.
+    b["wire_user"] = wire_user_lines(written, kernel)
+    # Those lines, each a record's console line as written, or not.
+    b["fifo_cut"] = [(v, t, t in kernel) for v, t in cut]
     return b
 
 
@@ -252,6 +308,8 @@ def row(b):
     """The table's cells for one boot."""
     rep = b["report"]
     l0 = counts(rep.get("lines", {}))
+    if rep.get("fifo_reset_lines"):
+        l0 += " (%d cut by the guest's FIFO reset)" % rep["fifo_reset_lines"]
     recs = counts(rep.get("records", {}))
     l0 += "; records: " + recs if recs != "-" else ""
     if "l1" in rep:

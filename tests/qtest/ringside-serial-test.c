@@ -344,6 +344,8 @@ static void test_pace_fifo_clear(void)
     for (i = 0; i < ev->len; i++) {
         if (!strcmp(qdict_get_str(ev->pdata[i], "ev"), "cleared")) {
             g_assert_cmpint(qdict_get_int(ev->pdata[i], "i"), ==, 1 + cleared);
+            g_assert_cmpint(qdict_get_int(ev->pdata[i], "b"), ==,
+                            'b' + cleared);
             cleared++;
         }
     }

@@ -155,6 +155,34 @@ static void test_paced(void)
 }
 
 /*
+ * Bytes the guest's own FIFO reset discarded are found by the lines that
+ * held them; a "cleared" record's byte value must be a byte.
+ */
+static void test_cleared_in_line(void)
+{
+    g_autoptr(GError) err = NULL;
+    g_autoptr(RsEventStream) s = NULL, bad = NULL;
+
+    s = load("{\"v\":3,\"ev\":\"start\",\"pace\":\"line\"}\n"
+             "{\"v\":3,\"ev\":\"cleared\",\"i\":12,\"b\":32}\n"
+             "{\"v\":3,\"ev\":\"cleared\",\"i\":13,\"b\":32}\n"
+             "{\"v\":3,\"ev\":\"cleared\",\"i\":40}\n", &err);
+    g_assert_no_error(err);
+    g_assert_cmpuint(rs_event_stream_cleared_in(s, 0, 9), ==, 0);
+    g_assert_cmpuint(rs_event_stream_cleared_in(s, 10, 20), ==, 2);
+    g_assert_cmpuint(rs_event_stream_cleared_in(s, 13, 13), ==, 1);
+    g_assert_cmpuint(rs_event_stream_cleared_in(s, 14, 39), ==, 0);
+    g_assert_cmpuint(rs_event_stream_cleared_in(s, 0, G_MAXUINT64 - 1), ==,
+                     3);
+    g_assert_cmpuint(rs_event_stream_cleared_in(s, 20, 10), ==, 0);
+
+    bad = load("{\"v\":3,\"ev\":\"start\",\"pace\":\"line\"}\n"
+               "{\"v\":3,\"ev\":\"cleared\",\"i\":1,\"b\":256}\n", &err);
+    g_assert_null(bad);
+    g_assert_error(err, RS_ERROR, RS_ERROR_BAD_INPUT);
+}
+
+/*
  * pace=off: a byte the chardev refused is lost, not on the wire; one that
  * waited for its chardev keeps the time it went; the rest went as written.
  * Without "tx" records (tx-events=off) losses are counted all the same.
@@ -439,6 +467,7 @@ int main(int argc, char **argv)
     g_test_add_func("/events/fast-and-json-agree", test_fast_and_json_agree);
     g_test_add_func("/events/several-boots", test_several_boots);
     g_test_add_func("/events/trim", test_trim);
+    g_test_add_func("/events/cleared-in-line", test_cleared_in_line);
     g_test_add_func("/transcript/printk-ts", test_printk_ts);
     return g_test_run();
 }
