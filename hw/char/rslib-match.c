@@ -392,19 +392,24 @@ static uint8_t skipped_class(rs_match *m, uint64_t seq, bool read)
     rs_rec_status st = RS_REC_GONE;
     int level = -1;
 
+    bool unread = false;
+
     if (read) {
         st = rd(m, seq, &rec, NULL, 0);
-        if (short_of_budget(m)) {
-            m->under_budget++;  /* not read: not judged, nobody blamed */
-            return W_NONE;
-        }
-        if (st == RS_REC_OK || st == RS_REC_NODATA) {
+        unread = short_of_budget(m);
+        if (!unread && (st == RS_REC_OK || st == RS_REC_NODATA)) {
             level = rec.level;
             if (filtered(m, level, rec.flags, seq)) {
                 return W_FILTERED | (level + 1) << 4;
             }
         }
     }
+    /*
+     * Unread or not, the lines judged "overwritten" and the kernel's
+     * dropped notices account for the records the console went past:
+     * credits left standing would have the next lines looked for that
+     * many records too far on.
+     */
     if (m->gone_credit) {
         m->gone_credit--;       /* printed: its line was "overwritten" */
         return W_NONE;
@@ -412,6 +417,10 @@ static uint8_t skipped_class(rs_match *m, uint64_t seq, bool read)
     if (m->dropped_credit) {
         m->dropped_credit--;
         return W_DROPPED | (level + 1) << 4;
+    }
+    if (unread) {
+        m->under_budget++;      /* not read: not judged, nobody blamed */
+        return W_NONE;
     }
     return W_MISSING | (level + 1) << 4;
 }
@@ -426,7 +435,10 @@ static uint8_t skipped_class(rs_match *m, uint64_t seq, bool read)
  * on the next line it prints.  So they were below the console loglevel
  * (or printed, but then they were on the wire).
  */
-static void judge_bulk(rs_match *m, uint64_t seq, uint64_t count, bool gone)
+enum bulk_rest { REST_FILTERED, REST_MISSING, REST_UNREAD };
+
+static void judge_bulk(rs_match *m, uint64_t seq, uint64_t count,
+                       enum bulk_rest rest)
 {
     rs_verdict_info vi;
     uint64_t dropped, printed;
@@ -448,10 +460,12 @@ static void judge_bulk(rs_match *m, uint64_t seq, uint64_t count, bool gone)
         vi.count = dropped;
         report(m, RS_V_DROPPED, &vi);
     }
-    if (count > dropped) {
+    if (count > dropped && rest == REST_UNREAD) {
+        m->under_budget += count - dropped;
+    } else if (count > dropped) {
         vi.seq = seq + dropped;
         vi.count = count - dropped;
-        report(m, gone ? RS_V_FILTERED : RS_V_MISSING, &vi);
+        report(m, rest == REST_FILTERED ? RS_V_FILTERED : RS_V_MISSING, &vi);
     }
 }
 
@@ -477,7 +491,7 @@ static void advance(rs_match *m, uint64_t seq)
 
         expire_all(m);
         memset(m->window, 0, sizeof(m->window));
-        judge_bulk(m, m->cursor, upto - m->cursor, true);
+        judge_bulk(m, m->cursor, upto - m->cursor, REST_FILTERED);
         m->cursor = upto;
     }
     while (m->cursor < seq) {
@@ -485,18 +499,16 @@ static void advance(rs_match *m, uint64_t seq)
             m->cursor = seq;
             return;
         }
-        if (short_of_budget(m)) {
-            /* the rest are not read, so not judged: counted, unblamed */
+        if (short_of_budget(m) || reads == RS_MATCH_SKIP_READS) {
+            /*
+             * Not read: the credits account for what they can, the rest
+             * is not judged (counted, unblamed) when the budget ran out,
+             * missing when the console went too far to read it all.
+             */
             expire_all(m);
             memset(m->window, 0, sizeof(m->window));
-            m->under_budget += seq - m->cursor;
-            m->cursor = seq;
-            return;
-        }
-        if (reads == RS_MATCH_SKIP_READS) {
-            expire_all(m);
-            memset(m->window, 0, sizeof(m->window));
-            judge_bulk(m, m->cursor, seq - m->cursor, false);
+            judge_bulk(m, m->cursor, seq - m->cursor,
+                       short_of_budget(m) ? REST_UNREAD : REST_MISSING);
             m->cursor = seq;
             return;
         }
@@ -1334,17 +1346,17 @@ out:
         if (v == RS_V_UNMATCHED && m->unmatched_run) {
             m->unmatched_run--;
         }
-        v = RS_V_UNCHECKED;
-        vi.under_budget = true;
-        m->under_budget++;
         /*
          * It was most likely a record's line: credit one record as printed
          * rather than blame the kernel later for the one the console
-         * went past.
+         * went past.  The other verdicts have credited theirs.
          */
-        if (l->flags) {
+        if (l->flags && v == RS_V_UNMATCHED) {
             m->gone_credit++;
         }
+        v = RS_V_UNCHECKED;
+        vi.under_budget = true;
+        m->under_budget++;
     }
     if (!m->ring) {
         v = RS_V_UNCHECKED;
