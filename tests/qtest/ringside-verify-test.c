@@ -1059,6 +1059,49 @@ static void test_hostile_line_budget(void)
 }
 
 /*
+ * Records the console went past, unread for want of budget, still spend
+ * the dropped notices' credit: the next lines, all stamped alike (a
+ * vCPU whose clock stood still), are then found where the console is,
+ * not blamed on records further on.
+ */
+static void test_budget_keeps_credits(void)
+{
+    Fixture f = { 0 };
+    Ring r;
+    char text[32];
+    g_autofree char *v = NULL;
+    g_autofree char *l = NULL;
+    uint64_t i, seq;
+
+    start_attached(&f, &r, ",read-budget=512");
+    for (i = 0; i < 100; i++) {
+        ring_push(&r, "filler");
+    }
+    for (i = 100; i < 140; i++) {
+        snprintf(text, sizeof(text), "storm %03" PRIu64, i);
+        ring_push_full(&r, 5000000000ull, 6, 1, text);
+    }
+    attach_now(&f);
+    print_rec(f.qts, 0, "filler");
+    uart_puts(f.qts, "** 109 printk messages dropped **\r\n");
+    for (seq = 110; seq < 140; seq += 6) {
+        snprintf(text, sizeof(text), "storm %03" PRIu64, seq);
+        l = console_line(5000000000ull, text);
+        uart_puts(f.qts, l);
+        uart_puts(f.qts, "\r\n");
+        g_clear_pointer(&l, g_free);
+        if (seq + 6 < 140) {
+            uart_puts(f.qts, "** 5 printk messages dropped **\r\n");
+        }
+    }
+    v = line_verdicts(&f);
+    g_assert_cmpstr(v, ==, "ok dropped-notice ok dropped-notice ok "
+                    "dropped-notice ok dropped-notice ok dropped-notice ok");
+    g_assert_cmpuint(rs_counter(f.qts, "budget-out-access"), >=, 1);
+    fixture_stop(&f);
+}
+
+/*
  * Finding 5: the lines from before the ring are replayed a tick's budget
  * at a time, not in one callback, and all of them are judged in the end.
  */
@@ -1237,6 +1280,8 @@ int main(int argc, char **argv)
     qtest_add_func("/ringside-verify/hostile/scan", test_hostile_scan);
     qtest_add_func("/ringside-verify/hostile/line-budget",
                    test_hostile_line_budget);
+    qtest_add_func("/ringside-verify/budget-keeps-credits",
+                   test_budget_keeps_credits);
     qtest_add_func("/ringside-verify/hostile/replay", test_hostile_replay);
     qtest_add_func("/ringside-verify/hostile/device-memory",
                    test_hostile_device_memory);
