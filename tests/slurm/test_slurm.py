@@ -230,12 +230,20 @@ def campaign(jobs):
         time.sleep(0.2)
     before = open(first).read().count("\n") if os.path.exists(first) else 0
     rq = run(["scontrol", "requeue", job + "_0"])
-    # A requeued job waits (BeginTime) before it runs again: start it now.
+    # A requeued job waits (BeginTime) before it runs again: start it
+    # sooner, but not within the second its first run was killed in.
+    # slurmd revokes the killed job's credential with a time in seconds
+    # and refuses a launch whose credential is not newer ("already
+    # killed, do not launch batch job"), and the task fails.
     deadline = time.monotonic() + 60
+    pending_since = None
     while time.monotonic() < deadline:
         st = run(["squeue", "-h", "-j", job + "_0", "-o", "%T %r"]).stdout
         if st.startswith("PENDING"):
-            run(["scontrol", "update", "JobId=%s_0" % job, "StartTime=now"])
+            if pending_since is None:
+                pending_since = time.monotonic()
+            elif time.monotonic() - pending_since >= 2:
+                run(["scontrol", "update", "JobId=%s_0" % job, "StartTime=now"])
         if not st.strip() or st.startswith("RUNNING"):
             break
         time.sleep(0.5)
