@@ -521,6 +521,25 @@ static const VMStateDescription vmstate_rs_l1_frame = {
 
 #define L(f) l1.f
 
+static bool ext_budget_needed(void *opaque)
+{
+    RingsideSerialState *s = opaque;
+
+    return s->l1.under_budget != 0;
+}
+
+/* Records the budget left unjudged: the summary counts them from boot. */
+static const VMStateDescription vmstate_ringside_ext_budget = {
+    .name = "ringside-serial/ext/budget",
+    .version_id = 1,
+    .minimum_version_id = 1,
+    .needed = ext_budget_needed,
+    .fields = (VMStateField[]) {
+        VMSTATE_UINT64(L(under_budget), RingsideSerialState),
+        VMSTATE_END_OF_LIST()
+    }
+};
+
 const VMStateDescription vmstate_ringside_ext = {
     .name = "ringside-serial/ext",
     .version_id = 3,            /* 3: user space's lines counted */
@@ -556,5 +575,9 @@ const VMStateDescription vmstate_ringside_ext = {
         VMSTATE_UINT64(L(user_lines), RingsideSerialState),
         VMSTATE_BOOL(L(user_open), RingsideSerialState),
         VMSTATE_END_OF_LIST()
+    },
+    .subsections = (const VMStateDescription * []) {
+        &vmstate_ringside_ext_budget,
+        NULL
     }
 };

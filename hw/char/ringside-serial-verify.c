@@ -381,6 +381,25 @@ static int verify_post_load(void *opaque, int version_id)
 
 #define M(f) match.f
 
+static bool verify_budget_needed(void *opaque)
+{
+    RingsideSerialState *s = opaque;
+
+    return s->match.under_budget != 0;
+}
+
+/* Lines and records the budget left unjudged: the summary counts them. */
+static const VMStateDescription vmstate_ringside_verify_budget = {
+    .name = "ringside-serial/verify/budget",
+    .version_id = 1,
+    .minimum_version_id = 1,
+    .needed = verify_budget_needed,
+    .fields = (VMStateField[]) {
+        VMSTATE_UINT64(M(under_budget), RingsideSerialState),
+        VMSTATE_END_OF_LIST()
+    }
+};
+
 const VMStateDescription vmstate_ringside_verify = {
     .name = "ringside-serial/verify",
     .version_id = 3,            /* 3: user space's lines, nbcon replays */
@@ -430,5 +449,9 @@ const VMStateDescription vmstate_ringside_verify = {
         VMSTATE_UINT8(M(replay), RingsideSerialState),
         VMSTATE_UINT64(M(replay_seq), RingsideSerialState),
         VMSTATE_END_OF_LIST()
+    },
+    .subsections = (const VMStateDescription * []) {
+        &vmstate_ringside_verify_budget,
+        NULL
     }
 };

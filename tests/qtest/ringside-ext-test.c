@@ -56,16 +56,21 @@ static void bracket(QTestState *qts, uint64_t seq, const char *text)
 }
 
 /* A machine whose guest announced a synthetic ring; it is attached. */
-static void start_announced(Fixture *f, Ring *r)
+static void start_announced_opts(Fixture *f, Ring *r, const char *opts)
 {
     g_autofree char *st = NULL;
 
-    fixture_start_opts(f, EVENTS_FILE, "");
+    fixture_start_opts(f, EVENTS_FILE, opts);
     ring_init(r, f->qts, 8, 16);
     announce(f->qts, NOTE_PA);
     qtest_clock_step(f->qts, 1);
     st = ring_state(f->qts);
     g_assert_cmpstr(st, ==, "attached");
+}
+
+static void start_announced(Fixture *f, Ring *r)
+{
+    start_announced_opts(f, r, "");
 }
 
 /* "verdict:seq" of every event of a kind, space-separated. */
@@ -298,6 +303,54 @@ static void test_skipped(void)
     g_assert_cmpint(sub_int(sum, "records", "filtered"), ==, 1);
     g_assert_cmpint(sub_int(sum, "records", "missing"), ==, 2);
     g_assert_cmpint(sub_int(sum, "records", "cut"), ==, 1);
+    fixture_stop(&f);
+}
+
+/*
+ * Records level 1 passed without the budget to read them are counted
+ * from boot: the count goes with the machine when it migrates.
+ */
+static void test_migrate_budget(void)
+{
+    Fixture f = { 0 };
+    Ring r;
+    g_autofree char *file = NULL, *events2 = NULL, *uri = NULL;
+    QTestState *dst;
+    QDict *rsp;
+    uint64_t before;
+    int i;
+
+    start_announced_opts(&f, &r, ",read-budget=64");
+    for (i = 0; i < 200; i++) {
+        ring_push(&r, "a record");
+    }
+    bracket(f.qts, 0, "a record");
+    bracket(f.qts, 199, "a record");
+    before = rs_counter(f.qts, "l1-under-budget");
+    g_assert_cmpuint(before, >=, 1);
+
+    file = g_build_filename(f.dir, "state", NULL);
+    events2 = g_build_filename(f.dir, "events2", NULL);
+    uri = g_strdup_printf("exec:cat > %s", file);
+    rsp = qtest_qmp(f.qts, "{ 'execute': 'migrate', 'arguments': "
+                    "{ 'uri': %s } }", uri);
+    g_assert(qdict_haskey(rsp, "return"));
+    qobject_unref(rsp);
+    g_free(uri);
+    qtest_qmp_eventwait(f.qts, "STOP");
+
+    dst = qtest_initf("-nodefaults -machine pc -chardev null,id=con "
+                      "-chardev file,id=ev,path=%s "
+                      "-device ringside-serial,id=rs,chardev=con,events=ev "
+                      "-incoming defer", events2);
+    uri = g_strdup_printf("exec:cat %s", file);
+    qtest_qmp_assert_success(dst, "{ 'execute': 'migrate-incoming', "
+                             "'arguments': { 'uri': %s } }", uri);
+    qtest_qmp_eventwait(dst, "RESUME");
+    g_assert_cmpuint(rs_counter(dst, "l1-under-budget"), ==, before);
+    qtest_quit(dst);
+    unlink(file);
+    unlink(events2);
     fixture_stop(&f);
 }
 
@@ -751,6 +804,7 @@ int main(int argc, char **argv)
     qtest_add_func("/ringside-ext/nested-takeover", test_nested_takeover);
     qtest_add_func("/ringside-ext/replay-notice", test_replay_notice);
     qtest_add_func("/ringside-ext/skipped", test_skipped);
+    qtest_add_func("/ringside-ext/migrate-budget", test_migrate_budget);
     qtest_add_func("/ringside-ext/verbose-later", test_verbose_later);
     qtest_add_func("/ringside-ext/corrupt-and-open", test_corrupt_and_open);
     qtest_add_func("/ringside-ext/hostile", test_hostile);

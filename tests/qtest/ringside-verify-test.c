@@ -966,6 +966,55 @@ static void test_migrate(void)
     fixture_stop(&f);
 }
 
+/* What the budget left unjudged is counted from boot, across a migration. */
+static void test_migrate_budget(void)
+{
+    Fixture f = { 0 };
+    Ring r;
+    g_autofree char *file = NULL, *events2 = NULL, *uri = NULL;
+    QTestState *dst;
+    QDict *rsp;
+    uint64_t before;
+    int i;
+
+    start_attached(&f, &r, ",read-budget=16");
+    for (i = 0; i < 40; i++) {
+        ring_push(&r, "a record");
+    }
+    attach_now(&f);
+    uart_puts(f.qts, "[    0.001000] ");
+    for (i = 0; i < 90; i++) {
+        uart_puts(f.qts, "[    9.999999]");
+    }
+    uart_puts(f.qts, "\r\n");
+    before = rs_counter(f.qts, "under-budget");
+    g_assert_cmpuint(before, >=, 1);
+
+    file = g_build_filename(f.dir, "state", NULL);
+    events2 = g_build_filename(f.dir, "events2", NULL);
+    uri = g_strdup_printf("exec:cat > %s", file);
+    rsp = qtest_qmp(f.qts, "{ 'execute': 'migrate', 'arguments': "
+                    "{ 'uri': %s } }", uri);
+    g_assert(qdict_haskey(rsp, "return"));
+    qobject_unref(rsp);
+    g_free(uri);
+    qtest_qmp_eventwait(f.qts, "STOP");
+
+    dst = qtest_initf("-nodefaults -machine pc -chardev null,id=con "
+                      "-chardev file,id=ev,path=%s "
+                      "-device ringside-serial,id=rs,chardev=con,events=ev "
+                      "-incoming defer", events2);
+    uri = g_strdup_printf("exec:cat %s", file);
+    qtest_qmp_assert_success(dst, "{ 'execute': 'migrate-incoming', "
+                             "'arguments': { 'uri': %s } }", uri);
+    qtest_qmp_eventwait(dst, "RESUME");
+    g_assert_cmpuint(rs_counter(dst, "under-budget"), ==, before);
+    qtest_quit(dst);
+    unlink(file);
+    unlink(events2);
+    fixture_stop(&f);
+}
+
 /* ---- hostile guests: bounded work, reported, never blamed (issue 18) ---- */
 
 #define HOSTILE_PA      0x1000000ull
@@ -1277,6 +1326,7 @@ int main(int argc, char **argv)
     }
     qtest_add_func("/ringside-verify/new-kernel", test_new_kernel);
     qtest_add_func("/ringside-verify/migrate", test_migrate);
+    qtest_add_func("/ringside-verify/migrate-budget", test_migrate_budget);
     qtest_add_func("/ringside-verify/hostile/scan", test_hostile_scan);
     qtest_add_func("/ringside-verify/hostile/line-budget",
                    test_hostile_line_budget);
