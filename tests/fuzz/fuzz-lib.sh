@@ -17,12 +17,16 @@ declare -A FUZZ_LIBS=(
 FUZZ_TARGETS=(ring match l1 state)
 
 # fuzz_build SRC OUTDIR TARGET [extra cflags...]: OUTDIR/fuzz-TARGET, with
-# the compiler's messages in OUTDIR/build-TARGET.log.
+# the compiler's messages in OUTDIR/build-TARGET.log.  With ASan and UBSan,
+# unless FUZZ_SANITIZERS is set empty (libFuzzer alone: faster, for long
+# runs whose corpus is then replayed under them).
 fuzz_build() {
     local src=$1 out=$2 t=$3 l files=() objs=()
+    local san=${FUZZ_SANITIZERS-address,undefined}
     shift 3
-    local cflags=(-std=c99 -g -O1 -fsanitize=fuzzer,address,undefined
-        -fno-sanitize-recover=all "$@" -I"$src/hw/char" -I"$src/tests/fuzz")
+    local cflags=(-std=c99 -g -O1 -fsanitize=fuzzer${san:+,$san}
+        ${san:+-fno-sanitize-recover=all} "$@" -I"$src/hw/char"
+        -I"$src/tests/fuzz")
     : >"$out/build-$t.log"
     for l in ${FUZZ_LIBS[$t]}; do
         if [ "${l#+}" != "$l" ]; then
