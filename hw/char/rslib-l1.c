@@ -188,16 +188,20 @@ static void judge_skipped_one(rs_l1 *l, run *r, uint64_t seq, uint64_t first)
     int level = -1;
     int kind = partial_of(l, seq);
     rs_rec_status st = RS_REC_GONE;
+    bool unread = false;
 
     if (kind < 0 && seq >= first) {
         st = rs_ring_read_settled(l->ring, seq, &rec, NULL, 0);
-        if (rs_ring_budget_out(l->ring)) {
+        unread = rs_ring_budget_out(l->ring);
+        if (unread && !l->dropped_credit) {
             l->under_budget++;  /* not read: not judged, nobody blamed */
             return;
         }
     }
     if (kind >= 0) {
         v = kind;
+    } else if (unread) {
+        v = RS_R_DROPPED;       /* unread, but the kernel's word covers it */
     } else if (seq < first || text_gone(st)) {
         /*
          * Overwritten before this judgement.  Unless the kernel owned up
@@ -261,8 +265,16 @@ static void judge_skipped(rs_l1 *l, uint64_t from, uint64_t to)
     /* Still there: read for their level, up to the budget. */
     for (n = 0; seq < to && n < RS_L1_SKIP_READS; seq++, n++) {
         if (rs_ring_budget_out(l->ring)) {
-            /* the reader's budget is spent: the rest are not judged */
-            l->under_budget += to - seq;
+            /*
+             * The reader's budget is spent: the kernel's word accounts for
+             * what it can (a credit left standing would call records
+             * dropped later that were not), the rest are not judged.
+             */
+            uint64_t d = to - seq < l->dropped_credit ?
+                         to - seq : l->dropped_credit;
+
+            judge_bulk(l, &r, seq, seq + d, RS_R_DROPPED);
+            l->under_budget += to - seq - d;
             seq = to;
             break;
         }
