@@ -7,6 +7,7 @@
 #include "events/evrotate.h"
 #include "events/evsocket.h"
 #include "events/journal.h"
+#include "events/transcript.h"
 #include "jsontext.h"
 #include "libvirt/virt.h"
 #include "report/l1verdicts.h"
@@ -70,8 +71,12 @@ struct RsFollower {
     /* console offset - wire byte index, once known (have_base) */
     gint64 wire_base;
     gboolean have_base;
-    /* the device's byte count when the console stream was opened */
-    guint64 console_from;
+    /*
+     * The device's byte count just before and just after the console
+     * stream opened: a line that ended before the first was sent before
+     * the stream, one that ended before the second may have been.
+     */
+    guint64 console_from, console_from_hi;
     gboolean have_console_from;
     gsize line_start;           /* console-only: the open line begins */
 
@@ -178,10 +183,31 @@ static GByteArray *line_bytes(RsEventStream *s, const RsLineVerdict *lv)
 }
 
 /*
+ * Where console line @p (@n bytes) stands to judged line @lv by their
+ * printk time stamps: 0 it can be @lv (the same stamp, or none to
+ * compare), -1 it is an older line (a stream that opens brings what the
+ * console held back first), 1 a newer one.  Lines of one length are
+ * common (a heartbeat's), so the length alone does not tell them apart.
+ */
+static int console_stamp_cmp(const RsLineVerdict *lv, const guint8 *p,
+                             gsize n)
+{
+    int64_t ts;
+    guint64 have, want = lv->ts_ns / 1000;
+
+    if (!lv->has_ts || !rs_parse_printk_ts((const char *)p, n, &ts) ||
+        ts < 0) {
+        return 0;
+    }
+    have = (guint64)ts / 1000;
+    return have < want ? -1 : have > want;
+}
+
+/*
  * For a stream without per-byte records: the judged line's text is the
- * next console line of its length (@len, without CR LF), among the next
- * LOOKAHEAD lines.  1: found (its text in *@raw), 0: the console has not
- * brought that many lines yet, -1: not there (missed).
+ * next console line of its length (@len, without CR LF) and time stamp,
+ * among the next LOOKAHEAD lines.  1: found (its text in *@raw), 0: the
+ * console has not brought that many lines yet, -1: not there (missed).
  */
 static int console_line_by_len(RsFollower *f, const RsLineVerdict *lv,
                                GByteArray **raw)
@@ -200,7 +226,8 @@ static int console_line_by_len(RsFollower *f, const RsLineVerdict *lv,
         if (end >= f->console->len) {
             return 0;
         }
-        if (data[end] == '\n' && len <= end - at) {
+        if (data[end] == '\n' && len <= end - at &&
+            !console_stamp_cmp(lv, data + at, len)) {
             *raw = g_byte_array_new();
             g_byte_array_append(*raw, data + at, len);
             f->cursor = end + 1;
@@ -209,9 +236,10 @@ static int console_line_by_len(RsFollower *f, const RsLineVerdict *lv,
         f->have_base = FALSE;   /* the console lost bytes: find it again */
     }
 
-    for (k = 0; k < LOOKAHEAD; k++) {
+    for (k = 0; k < LOOKAHEAD;) {
         const guint8 *nl = memchr(data + pos, '\n', f->console->len - pos);
         gsize end, n;
+        int cmp;
 
         if (!nl) {
             return 0;
@@ -221,7 +249,10 @@ static int console_line_by_len(RsFollower *f, const RsLineVerdict *lv,
         if (n && data[end - 1] == '\r') {
             n--;
         }
-        if (n == len) {
+        cmp = console_stamp_cmp(lv, data + pos, n);
+        /* older lines are not among the next ones: they do not count */
+        k += cmp >= 0;
+        if (n == len && !cmp) {
             *raw = g_byte_array_new();
             g_byte_array_append(*raw, data + pos, n);
             f->cursor = end + 1;
@@ -440,14 +471,13 @@ static void emit_judged(RsFollower *f, gboolean final)
             /* No per-byte records: the text is the console's line. */
             int found = f->have_console_from && lv->last < f->console_from ?
                         -1 : console_line_by_len(f, lv, &raw);
+            gboolean before = f->have_console_from &&
+                              lv->last < f->console_from_hi;
 
             if (found > 0) {
                 con = CON_OK;
-            } else if (found < 0 && f->have_console_from &&
-                       lv->last < f->console_from) {
+            } else if ((found < 0 && before) || !f->console_since_ns) {
                 /* sent before this console stream was opened */
-                con = CON_NOT_ATTACHED;
-            } else if (!f->console_since_ns) {
                 con = CON_NOT_ATTACHED;
             } else if (!final && found == 0) {
                 if (!f->line_wait_ns) {
@@ -456,9 +486,10 @@ static void emit_judged(RsFollower *f, gboolean final)
                 if (now_ns() - f->line_wait_ns < CONSOLE_STALL_NS) {
                     return;
                 }
-                con = CON_MISSED;
+                /* sent as the stream opened, maybe before: not shown */
+                con = before ? CON_NOT_ATTACHED : CON_MISSED;
             } else {
-                con = CON_MISSED;
+                con = before ? CON_NOT_ATTACHED : CON_MISSED;
             }
             f->line_wait_ns = 0;
             if (!raw) {
@@ -1138,6 +1169,7 @@ static void on_console(virStreamPtr st, int events, void *opaque)
 
 static void console_open(RsFollower *f)
 {
+    g_autofree char *tx = NULL, *tx_hi = NULL;
     virStreamPtr st;
 
     if (f->st || !f->dom || !f->running) {
@@ -1148,6 +1180,7 @@ static void console_open(RsFollower *f)
         console_retry_later(f);
         return;
     }
+    tx = rs_virt_qom_get(f->dom, RS_VIRT_DEVICE, "tx-bytes", NULL);
     /* No FORCE: an operator's virsh console is not ours to kick. */
     if (virDomainOpenConsole(f->dom, NULL, st, 0) < 0) {
         /* The first failure after an end is usually the domain stopping. */
@@ -1175,13 +1208,10 @@ static void console_open(RsFollower *f)
     f->st = st;
     f->console_since_ns = now_ns();
     f->have_base = FALSE;       /* a new stream: bytes may be missing */
-    {
-        g_autofree char *tx = rs_virt_qom_get(f->dom, RS_VIRT_DEVICE,
-                                              "tx-bytes", NULL);
-
-        f->have_console_from = tx != NULL;
-        f->console_from = tx ? g_ascii_strtoull(tx, NULL, 10) : 0;
-    }
+    tx_hi = rs_virt_qom_get(f->dom, RS_VIRT_DEVICE, "tx-bytes", NULL);
+    f->have_console_from = tx && tx_hi;
+    f->console_from = tx ? g_ascii_strtoull(tx, NULL, 10) : 0;
+    f->console_from_hi = tx_hi ? g_ascii_strtoull(tx_hi, NULL, 10) : 0;
     f->console_busy_said = FALSE;
     f->console_lost = FALSE;
     f->console_fails = 0;

@@ -19,6 +19,7 @@
 import glob
 import json
 import os
+import re
 import shutil
 import signal
 import socket
@@ -198,6 +199,22 @@ def rotate():
     tap.check(shown and len(ok) >= 0.8 * len(shown),
               "the restarted attach showed every line it received (%d), most "
               "with their console text (%d)" % (len(shown), len(ok)))
+    # Each with its own text, not a line of the same length: the console
+    # stream a restarted attach opens first brings what the console held
+    # back.  The flood's records count up one per record, so a record's seq
+    # minus its count is the same for all of them (taken from the first
+    # attach, which saw the console from the boot's start).
+    def offsets(lines):
+        return {e["seq"] - int(m.group(1)) for e in lines
+                if e.get("seq") is not None
+                for m in [re.search(r"ringside-flood (\d+)", e["text"])] if m}
+    first = offsets(e for e in events(read_jsonl(out1), "line")
+                    if e["console"] == "ok")
+    second = offsets(ok)
+    tap.check(len(first) == 1 and second == first,
+              "each line the restarted attach showed is its own record's "
+              "text (seq - count: %s, the first attach's %s)" %
+              (sorted(second)[:5], sorted(first)))
 
 
 def free_port():
