@@ -157,7 +157,8 @@ struct RingsideSerialState {
     rs_budget budget;
     int cost_depth;
     int cost_kind;
-    int64_t cost_start, cost_start_cpu;    /* cpu: -1 not metered yet */
+    int64_t cost_start, cost_start_cpu;    /* -1: not metered (yet) */
+    int64_t cost_wall_ns;           /* wall time before cost_start_cpu */
     uint32_t cost_sample;           /* accesses begun, for the sampling */
     uint64_t cost_max_ns[RS_COST_KINDS];        /* wall */
     uint64_t cost_max_cpu_ns[RS_COST_KINDS];    /* this thread's CPU */
