@@ -15,8 +15,10 @@ is run with four consoles, interleaved, --runs times each:
                       the same with a "tx" record per byte, as every
                       stream was before schema 3
 
-and prints, per console, the median wall time (boot to poweroff), QEMU's
-host CPU time, console throughput, and the ratios the checking costs:
+and prints, per console, the median and the best wall time (boot to
+poweroff; on a shared machine other jobs only ever add time, so the best
+of several runs is the steadier figure), QEMU's host CPU time, console
+throughput, and the ratios the checking costs:
 "checking" against "no check" and against isa-serial, and per line in ns
 of host CPU.
 
@@ -100,23 +102,26 @@ def main():
             res[name].append(one(device))
     med = {n: tuple(statistics.median(r[k] for r in v) for k in range(4))
            for n, v in res.items()}
+    best = {n: min(r[0] for r in v) for n, v in res.items()}
     print("project kernel, 2 vCPUs, TCG, unpaced: %d printk lines then poweroff, "
-          "median of %d runs" % (lines, runs))
-    print("| console | wall s | QEMU CPU s | console lines | lines/s (wall) |")
-    print("|---|---|---|---|---|")
+          "median and best of %d runs" % (lines, runs))
+    print("| console | wall s | best wall s | QEMU CPU s | console lines | lines/s (wall) |")
+    print("|---|---|---|---|---|---|")
     for name, _ in CONSOLES:
         w, c, n, _b = med[name]
-        print("| %s | %.2f | %.2f | %d | %.0f |" % (name, w, c, n, n / w))
+        print("| %s | %.2f | %.2f | %.2f | %d | %.0f |" % (name, w, best[name], c, n, n / w))
     base, off, on = med["isa-serial"], med["ringside, no check"], med["ringside, checking"]
     print("checking / no check, wall: %.3f  (%+.1f%%)" % (on[0] / off[0], 100 * (on[0] / off[0] - 1)))
     print("checking / isa-serial, wall: %.3f  (%+.1f%%)" % (on[0] / base[0], 100 * (on[0] / base[0] - 1)))
     print("checking cost per console line: %.0f ns of host CPU (vs no check), "
           "%.0f ns (vs isa-serial)" % ((on[1] - off[1]) / on[2] * 1e9,
                                        (on[1] - base[1]) / on[2] * 1e9))
-    print("ringside run (with the event stream) / isa-serial, wall: %.3f  "
-          "(tx-events=on, as before schema 3: %.3f)" %
+    print("ringside run (with the event stream) / isa-serial, wall: %.3f, "
+          "best wall: %.3f  (tx-events=on, as before schema 3: %.3f, %.3f)" %
           (med["ringside run"][0] / base[0],
-           med["ringside run, tx-events=on"][0] / base[0]))
+           best["ringside run"] / best["isa-serial"],
+           med["ringside run, tx-events=on"][0] / base[0],
+           best["ringside run, tx-events=on"] / best["isa-serial"]))
     volume()
 
 
