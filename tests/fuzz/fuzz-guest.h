@@ -454,6 +454,32 @@ static inline void fg_use_dyn(uint8_t *m)
 
 /* Open the ring SYMBOL(prb) points at in g, its reads charged to g's
  * budget; false if it does not open. */
+/* The guest every input starts from: built once, copied in per input. */
+typedef struct fg_base {
+    uint8_t mem[FG_MEM_SIZE];
+    char text[RS_VMCI_TEXT_MAX];
+    size_t text_len;
+    fg_ring rings[2];
+    bool built;
+} fg_base;
+
+static inline void fg_start(fg_base *b, fg_guest *g, bool dyn)
+{
+    if (!b->built) {
+        fg_build(b->mem, &b->rings[0], &b->rings[1], b->text,
+                 sizeof(b->text), &b->text_len);
+        b->built = true;
+    }
+    memcpy(g->mem, b->mem, FG_MEM_SIZE);
+    if (dyn) {
+        fg_use_dyn(g->mem);
+    }
+    g->reads = g->refused = 0;
+    g->hook_patch = NULL;
+    g->budgeted = false;
+    rs_budget_set(&g->budget, UINT64_MAX, UINT64_MAX);
+}
+
 static inline bool fg_open(fg_guest *g, const char *text, size_t len,
                            rs_vmci *vi, rs_ring *ring)
 {

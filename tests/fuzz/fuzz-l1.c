@@ -24,10 +24,7 @@
 #include "fuzz-guest.h"
 #include "rslib-l1.h"
 
-static uint8_t base[FG_MEM_SIZE];
-static char base_text[RS_VMCI_TEXT_MAX];
-static size_t base_text_len;
-static fg_ring base_rings[2];
+static fg_base base;
 static fg_guest g;
 static rs_l1 l1;
 static rs_ring ring;
@@ -149,7 +146,7 @@ static void bytes(run *r, int cpu, const uint8_t *b, size_t n, bool lost)
 static size_t console(run *r, unsigned k, uint8_t *out, size_t cap)
 {
     if (!r->have_ring) {
-        r->have_ring = fg_open(&g, base_text, base_text_len, &vmci, &ring);
+        r->have_ring = fg_open(&g, base.text, base.text_len, &vmci, &ring);
     }
     return r->have_ring ?
            fg_console_text(&ring, k & 63, r->fmt, out, cap) : 0;
@@ -259,7 +256,7 @@ static void step(run *r)
     case 11:                    /* the ring found, or lost */
         if (fg_take8(&r->in, &v)) {
             if (!r->have_ring) {
-                r->have_ring = fg_open(&g, base_text, base_text_len, &vmci,
+                r->have_ring = fg_open(&g, base.text, base.text_len, &vmci,
                                        &ring);
             }
             rs_l1_attach(&l1, v & 1 && r->have_ring ? &ring : NULL);
@@ -291,15 +288,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    static bool inited;
     run r;
     unsigned cfg, steps = 0;
 
-    if (!inited) {
-        fg_build(base, &base_rings[0], &base_rings[1], base_text,
-                 sizeof(base_text), &base_text_len);
-        inited = true;
-    }
     if (size < 1) {
         return 0;
     }
@@ -307,21 +298,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     cfg = data[0];
     r.in.p = data + 1;
     r.in.n = size - 1;
+    fg_start(&base, &g, cfg & 4);
     r.fmt = fmts[cfg & 3];
-    r.wr = base_rings[(cfg >> 2) & 1];
+    r.wr = base.rings[(cfg >> 2) & 1];
     r.wr.move_tail = true;
     r.vt = 1000000000;
-    memcpy(g.mem, base, FG_MEM_SIZE);
-    if (cfg & 4) {
-        fg_use_dyn(g.mem);
-    }
-    g.reads = g.refused = 0;
-    g.hook_patch = NULL;
-    g.budgeted = false;
-    rs_budget_set(&g.budget, UINT64_MAX, UINT64_MAX);
     rs_l1_init(&l1, (int)((cfg >> 3) & 15) % 9, on_bracket, on_record, NULL);
     if (cfg & 128) {
-        r.have_ring = fg_open(&g, base_text, base_text_len, &vmci, &ring);
+        r.have_ring = fg_open(&g, base.text, base.text_len, &vmci, &ring);
         rs_l1_attach(&l1, r.have_ring ? &ring : NULL);
     }
     while (r.in.n && steps++ < 4096) {

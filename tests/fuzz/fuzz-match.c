@@ -22,10 +22,7 @@
 #include "fuzz-guest.h"
 #include "rslib-match.h"
 
-static uint8_t base[FG_MEM_SIZE];
-static char base_text[RS_VMCI_TEXT_MAX];
-static size_t base_text_len;
-static fg_ring base_rings[2];
+static fg_base base;
 static fg_guest g;
 static rs_match m;
 static rs_ring ring;
@@ -128,7 +125,7 @@ static void attach(run *r)
     call c;
 
     if (!r->have_ring) {
-        r->have_ring = fg_open(&g, base_text, base_text_len, &vmci, &ring);
+        r->have_ring = fg_open(&g, base.text, base.text_len, &vmci, &ring);
         if (!r->have_ring) {
             return;
         }
@@ -143,7 +140,7 @@ static void attach(run *r)
 static size_t console(run *r, unsigned k, uint8_t *out, size_t cap)
 {
     if (!r->have_ring) {
-        r->have_ring = fg_open(&g, base_text, base_text_len, &vmci, &ring);
+        r->have_ring = fg_open(&g, base.text, base.text_len, &vmci, &ring);
     }
     /* the reads to print are the guest's, not the matcher's */
     return r->have_ring ?
@@ -253,15 +250,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    static bool inited;
     run r;
     unsigned cfg, steps = 0;
 
-    if (!inited) {
-        fg_build(base, &base_rings[0], &base_rings[1], base_text,
-                 sizeof(base_text), &base_text_len);
-        inited = true;
-    }
     if (size < 1) {
         return 0;
     }
@@ -269,19 +260,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     cfg = data[0];
     r.in.p = data + 1;
     r.in.n = size - 1;
+    fg_start(&base, &g, cfg & 4);
     r.fmt = fmts[cfg & 3];
-    r.wr = base_rings[(cfg >> 2) & 1];
+    r.wr = base.rings[(cfg >> 2) & 1];
     r.wr.move_tail = true;
     r.seq_base = 0;
     r.vt = 1000000000;
-    memcpy(g.mem, base, FG_MEM_SIZE);
-    if (cfg & 4) {
-        fg_use_dyn(g.mem);
-    }
-    g.reads = g.refused = 0;
-    g.hook_patch = NULL;
-    g.budgeted = false;
-    rs_budget_set(&g.budget, UINT64_MAX, UINT64_MAX);
     rs_match_init(&m, (int)((cfg >> 3) & 15) % 9, on_report, on_untrusted,
                   NULL);
     if (cfg & 128) {

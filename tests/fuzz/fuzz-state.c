@@ -29,10 +29,7 @@
 #include "rslib-l1.h"
 #include "rslib-match.h"
 
-static uint8_t base[FG_MEM_SIZE];
-static char base_text[RS_VMCI_TEXT_MAX];
-static size_t base_text_len;
-static fg_ring base_rings[2];
+static fg_base base;
 static fg_guest g;
 static rs_match m;
 static rs_l1 l1;
@@ -289,31 +286,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    static bool inited;
     fg_in in;
     const uint8_t *p;
     const char *why = NULL;
     unsigned cfg, n, i, op;
     bool is_l1, ok;
 
-    if (!inited) {
-        fg_build(base, &base_rings[0], &base_rings[1], base_text,
-                 sizeof(base_text), &base_text_len);
-        inited = true;
-    }
     in.p = data;
     in.n = size;
     if (!fg_take8(&in, &cfg) || !fg_take8(&in, &n)) {
         return 0;
     }
     is_l1 = cfg & 1;
-    memcpy(g.mem, base, FG_MEM_SIZE);
-    fg_use_dyn(g.mem);
-    g.reads = g.refused = 0;
-    g.hook_patch = NULL;
-    g.budgeted = false;
-    rs_budget_set(&g.budget, UINT64_MAX, UINT64_MAX);
-    have_ring = fg_open(&g, base_text, base_text_len, &vmci, &ring);
+    fg_start(&base, &g, true);
+    have_ring = fg_open(&g, base.text, base.text_len, &vmci, &ring);
     index_ = 0;
     vt = 1000000000;
 
