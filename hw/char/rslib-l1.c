@@ -351,8 +351,8 @@ static bool text_is(const rs_l1_frame *f, const char *s)
  * Compare f's bytes with the record's console text in every prefix format,
  * the one that matched last first.  Sets the verdict and, if corrupt, where.
  */
-static void compare(rs_l1 *l, const rs_l1_frame *f, const rs_record *rec,
-                    rs_l1_bracket_info *bi)
+static void compare(rs_l1 *l, const rs_l1_frame *f, bool cr_end,
+                    const rs_record *rec, rs_l1_bracket_info *bi)
 {
     char want[RS_CONSOLE_LOG_MAX + 1];
     uint32_t best = 0;
@@ -383,6 +383,11 @@ static void compare(rs_l1 *l, const rs_l1_frame *f, const rs_record *rec,
         bi->verdict = RS_B_CUT;
         return;
     }
+    /* stopped between the "\r" and the "\n" the driver sends for "\n" */
+    if (cr_end && best + 1 == f->len && best_want == '\n' && !f->overlong) {
+        bi->verdict = RS_B_CUT;
+        return;
+    }
     bi->verdict = RS_B_CORRUPT;
     bi->at = best;
     bi->want = best_want;
@@ -404,8 +409,9 @@ static void judge_frame(rs_l1 *l, int cpu, rs_l1_frame *f, bool open)
     unsigned rflags = 0;
     int level = -1;
     rs_console_notice notice = RS_NOTICE_NONE;
+    bool cr_end = f->cr && f->len < RS_L1_TEXT;
 
-    if (f->cr && f->len < RS_L1_TEXT) {
+    if (cr_end) {
         f->text[f->len++] = '\r';   /* a CR no LF followed */
         f->cr = 0;
     }
@@ -437,7 +443,7 @@ static void judge_frame(rs_l1 *l, int cpu, rs_l1_frame *f, bool open)
         if (st == RS_REC_OK) {
             level = rec.level;
             rflags = rec.flags;
-            compare(l, f, &rec, &bi);
+            compare(l, f, cr_end, &rec, &bi);
         } else if (rs_ring_budget_out(l->ring)) {
             bi.verdict = RS_B_UNCHECKED;    /* not read: not judged */
             l->under_budget++;

@@ -106,14 +106,23 @@ static void emit(rs_match *m, const rs_verdict_info *vi)
  * **" and prints the record again whole (6.12: nbcon.c:1010-1018).  The
  * line before the notice, cut or whole, is then the kernel's redundant
  * copy, not damage or a duplicate.  A line cut short of a record (CORRUPT,
- * the line ended first) is held back until the next line says which.
+ * the line ended first) is held back until the next line says which.  So
+ * is one cut between the "\r" and the "\n" the driver sends for a record's
+ * "\n": its last byte is that CR, where the record has the LF.
  */
 enum { REPLAY_NONE, REPLAY_AFTER_CUT, REPLAY_AFTER_WHOLE };
+
+static bool cut_short(const rs_verdict_info *vi)
+{
+    return vi->got < 0 ||
+           (vi->got == '\r' && vi->want == '\n' && vi->at >= 0 &&
+            (uint32_t)vi->at + 1 == vi->len);
+}
 
 static void report(rs_match *m, rs_verdict v, rs_verdict_info *vi)
 {
     vi->verdict = v;
-    if (v == RS_V_CORRUPT && vi->has_seq && vi->got < 0 && !m->held) {
+    if (v == RS_V_CORRUPT && vi->has_seq && cut_short(vi) && !m->held) {
         m->held = true;
         m->held_vi = *vi;
         return;

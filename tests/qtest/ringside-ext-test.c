@@ -270,6 +270,30 @@ static void test_replay_notice(void)
 }
 
 /*
+ * A record stopped between the "\r" and the "\n" the driver sends for its
+ * "\n" ended in that CR: a prefix of what the console would send, so cut,
+ * not corrupt (level 1 used to compare the CR with the record's LF).
+ */
+static void test_cut_at_crlf(void)
+{
+    Fixture f = { 0 };
+    Ring r;
+    g_autofree char *v = NULL;
+
+    start_announced(&f, &r);
+    ring_push(&r, "stopped before its LF");
+    ring_push(&r, "after it");
+    begin(f.qts, 0);
+    uart_puts(f.qts, "[    0.001000] stopped before its LF\r");
+    end(f.qts, 0);
+    bracket(f.qts, 1, "after it");
+    v = verdicts_of(&f, "bracket");
+    g_assert_cmpstr(v, ==, "cut:0 ok:1");
+    g_assert_cmpuint(rs_counter(f.qts, "l1-bracket-corrupt"), ==, 0);
+    fixture_stop(&f);
+}
+
+/*
  * Records the console went past: exactly the skipped seqs, judged missing,
  * filtered (more verbose than anything printed) or cut (only a prefix ever
  * went out), and the ones never printed before the stop.
@@ -803,6 +827,7 @@ int main(int argc, char **argv)
     qtest_add_func("/ringside-ext/user-lines", test_user_lines);
     qtest_add_func("/ringside-ext/nested-takeover", test_nested_takeover);
     qtest_add_func("/ringside-ext/replay-notice", test_replay_notice);
+    qtest_add_func("/ringside-ext/cut-at-crlf", test_cut_at_crlf);
     qtest_add_func("/ringside-ext/skipped", test_skipped);
     qtest_add_func("/ringside-ext/migrate-budget", test_migrate_budget);
     qtest_add_func("/ringside-ext/verbose-later", test_verbose_later);

@@ -649,6 +649,37 @@ static void test_replay_cut(void)
 }
 
 /*
+ * The takeover came between the "\r" and the "\n" the driver sends for the
+ * record's "\n" (seen on 6.12 in a WARN storm): the cut line ends in that
+ * CR.  It is the kernel's cut copy, replayed, not a corrupt line.
+ */
+static void test_replay_cut_crlf(void)
+{
+    Fixture f = { 0 };
+    Ring r;
+    g_autofree char *v = NULL;
+    g_autoptr(QDict) cut = NULL;
+    g_autoptr(QDict) sum = NULL;
+
+    start_attached(&f, &r, "");
+    ring_push(&r, "alpha");
+    ring_push(&r, "beta");
+    attach_now(&f);
+    print_rec(f.qts, 0, "alpha");
+    uart_puts(f.qts, "[    0.002000] beta\r\r\n");
+    uart_puts(f.qts, "** replaying previous printk message **\r\n");
+    print_rec(f.qts, 1, "beta");
+    v = line_verdicts(&f);
+    g_assert_cmpstr(v, ==, "ok replayed notice ok");
+    cut = line_event(&f, 1);
+    g_assert_cmpint(qdict_get_int(cut, "at"), ==, 19);
+    sum = quit_summary(&f);
+    g_assert_cmpint(sub_int(sum, "lines", "corrupt"), ==, 0);
+    g_assert_cmpint(sub_int(sum, "records", "missing"), ==, 0);
+    fixture_stop(&f);
+}
+
+/*
  * The takeover came after the whole record was out but before the console
  * moved on: the reprint after the notice is the redundant copy.  A cut
  * line that no notice follows stays corrupt, judged in its place.
@@ -1309,6 +1340,7 @@ int main(int argc, char **argv)
                         ",loglevel=8", test_filtered);
     qtest_add_func("/ringside-verify/dropped", test_dropped);
     qtest_add_func("/ringside-verify/replay-cut", test_replay_cut);
+    qtest_add_func("/ringside-verify/replay-cut-crlf", test_replay_cut_crlf);
     qtest_add_func("/ringside-verify/replay-whole", test_replay_whole);
     qtest_add_func("/ringside-verify/verbose-later", test_verbose_later);
     qtest_add_data_func("/ringside-verify/gone", NULL, test_gone);
