@@ -383,8 +383,8 @@ static void compare(rs_l1 *l, const rs_l1_frame *f, bool cr_end,
         bi->verdict = RS_B_CUT;
         return;
     }
-    /* stopped between the "\r" and the "\n" the driver sends for "\n" */
-    if (cr_end && best + 1 == f->len && best_want == '\n' && !f->overlong) {
+    if (cr_end && !f->overlong && best < f->len &&
+        rs_cut_at_crlf(best, f->len, f->text[best], best_want)) {
         bi->verdict = RS_B_CUT;
         return;
     }

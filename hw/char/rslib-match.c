@@ -114,9 +114,7 @@ enum { REPLAY_NONE, REPLAY_AFTER_CUT, REPLAY_AFTER_WHOLE };
 
 static bool cut_short(const rs_verdict_info *vi)
 {
-    return vi->got < 0 ||
-           (vi->got == '\r' && vi->want == '\n' && vi->at >= 0 &&
-            (uint32_t)vi->at + 1 == vi->len);
+    return vi->got < 0 || rs_cut_at_crlf(vi->at, vi->len, vi->got, vi->want);
 }
 
 static void report(rs_match *m, rs_verdict v, rs_verdict_info *vi)

@@ -243,6 +243,17 @@ static inline uint32_t rs_common_prefix(const uint8_t *a, uint32_t an,
 }
 
 /*
+ * Console bytes of len that first differ from a record's at offset at,
+ * with got where the record has want: were they stopped between the "\r"
+ * and the "\n" the driver sends for the record's "\n"?  Then they are a
+ * prefix of what the console sends, cut, not damaged.
+ */
+static inline bool rs_cut_at_crlf(int64_t at, uint64_t len, int got, int want)
+{
+    return got == '\r' && want == '\n' && at >= 0 && (uint64_t)at + 1 == len;
+}
+
+/*
  * The console loglevel inferred from what the console printed: for each
  * level, the lowest seq it printed at that level (UINT64_MAX: none).
  */
