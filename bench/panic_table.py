@@ -26,7 +26,9 @@ verdicts, exact by seq:
              the device's clock) to the last byte on the wire; "-" when
              the panic record never arrived
 Usage: panic_table.py [--set 6.1|6.12] [--cases a,b] [--kernels K,K]
-                      [--smp 2,4] [--pace off|line] [--storm N] [--markdown]
+                      [--smp 2,4] [--pace off|line] [--storm N]
+                      [--timeout SECONDS] [--markdown]
+  --timeout   wall seconds a run gets (default 120, warn-storm 360)
   --set 6.1   (default) patched, baseline, stock, rt on 2 vCPUs
   --set 6.12  today's kernels, on 2 and 4 vCPUs:
     ringside-6.12  the 6.12 series' kernel: the 8250 as an nbcon console,
@@ -52,6 +54,14 @@ CASES = ["panic-task", "panic-softirq", "panic-hardirq", "panic-nmi",
          "stress-panic"]
 
 
+# Seconds of wall time a run gets before it counts as a timeout.  The WARN
+# storm needs longer: on an nbcon console each WARN's emergency flush prints
+# the whole backlog, so the module's own wait for its WARN()s (120 s, then it
+# panics anyway) can run out before the panic starts.
+TIMEOUT = 120
+CASE_TIMEOUT = {"warn-storm": 360}
+
+
 def to_last_ms(out):
     """ms from panic() to the last wire byte, or None: panic() is when the
     panic record was stamped, mapped to the device's clock by its line's
@@ -74,9 +84,12 @@ def to_last_ms(out):
     return (last_vt - panic_vt) / 1e6
 
 
-def run(kernel, case, pace, storm, out, smp=2):
+def run(kernel, case, pace, storm, out, smp=2, timeout=None):
+    if timeout is None:
+        timeout = CASE_TIMEOUT.get(case, TIMEOUT)
     r = subprocess.run([ringside, "run", "-q", "--kernel", kernel, "--case", "panic-test",
-                        "--smp", str(smp), "--pace", pace, "--timeout", "120", "--out", out,
+                        "--smp", str(smp), "--pace", pace, "--timeout", str(timeout),
+                        "--out", out,
                         "--append", "ringside.panic=%s test_printk_panic.storm=%d" % (case, storm)],
                        capture_output=True, text=True)
     m = re.search(r"ended=(\S+)", r.stdout)
@@ -115,6 +128,8 @@ def main():
     cases = arg("--cases", ",".join(CASES)).split(",")
     pace = arg("--pace", "off")
     storm = int(arg("--storm", "1"))
+    timeout = arg("--timeout", None)
+    timeout = int(timeout) if timeout else None
     set_kernels, set_smp = SETS[arg("--set", "6.1")]
     smps = [int(n) for n in arg("--smp", set_smp).split(",")]
     have = kernels()
@@ -132,7 +147,7 @@ def main():
         for smp in smps:
             for k in names:
                 with tempfile.TemporaryDirectory(prefix="ringside-table-") as out:
-                    row = run(have[k], case, pace, storm, out, smp)
+                    row = run(have[k], case, pace, storm, out, smp, timeout)
                 vals = [str(row[c]) for c in cols]
                 if md:
                     print("| %s | %d | %s | %s |" % (case, smp, k, " | ".join(vals)))

@@ -43,6 +43,7 @@ typedef struct run {
     bool have_ring;
 } run;
 
+FG_HARNESS
 static void on_bracket(void *opaque, const rs_l1_bracket_info *bi)
 {
     (void)opaque;
@@ -60,6 +61,7 @@ static void on_bracket(void *opaque, const rs_l1_bracket_info *bi)
     fg_check(!bi->taken || bi->by_cpu != RS_L1_NOBODY);
 }
 
+FG_HARNESS
 static void on_record(void *opaque, const rs_l1_record_info *ri)
 {
     (void)opaque;
@@ -78,6 +80,7 @@ typedef struct call {
 } call;
 
 /* A call into level 1 begins: a register access's or a tick's budget. */
+FG_HARNESS
 static call before_call(bool tick)
 {
     call c = { g.reads, g.refused };
@@ -87,6 +90,7 @@ static call before_call(bool tick)
 }
 
 /* Reads the call made, and the state it must leave. */
+FG_HARNESS
 static void after_call(call c)
 {
     int i;

@@ -43,6 +43,7 @@ typedef struct run {
     uint64_t seq_base;          /* the ring's first seq, at the start */
 } run;
 
+FG_HARNESS
 static void on_report(void *opaque, const rs_verdict_info *vi)
 {
     (void)opaque;
@@ -62,6 +63,7 @@ static void on_report(void *opaque, const rs_verdict_info *vi)
              vi->verdict == RS_V_UNCHECKED);
 }
 
+FG_HARNESS
 static void on_untrusted(void *opaque, const char *reason)
 {
     (void)opaque;
@@ -76,6 +78,7 @@ typedef struct call {
 } call;
 
 /* A call into the matcher begins: a register access's or a tick's budget. */
+FG_HARNESS
 static call before_call(bool tick)
 {
     call c = { g.reads, g.refused };
@@ -85,6 +88,7 @@ static call before_call(bool tick)
 }
 
 /* Reads the call made (lines: it replayed), and the state it must leave. */
+FG_HARNESS
 static void after_call(call c, uint64_t lines)
 {
     fg_call_end(&g, c.reads, c.refused, lines);

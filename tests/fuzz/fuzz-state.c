@@ -87,6 +87,7 @@ static const field match_bytes[] = {
     FMA(line), FMA(window), FMA(rec), FMA(resid), FMA(backlog),
 };
 
+FG_HARNESS
 static void on_report(void *opaque, const rs_verdict_info *vi)
 {
     (void)opaque;
@@ -95,12 +96,14 @@ static void on_report(void *opaque, const rs_verdict_info *vi)
              vi->got >= -1 && vi->got <= 255);
 }
 
+FG_HARNESS
 static void on_untrusted(void *opaque, const char *reason)
 {
     (void)opaque;
     fg_check(reason != NULL);
 }
 
+FG_HARNESS
 static void on_bracket(void *opaque, const rs_l1_bracket_info *bi)
 {
     (void)opaque;
@@ -108,6 +111,7 @@ static void on_bracket(void *opaque, const rs_l1_bracket_info *bi)
     fg_check(bi->len <= RS_L1_TEXT + 1);
 }
 
+FG_HARNESS
 static void on_record(void *opaque, const rs_l1_record_info *ri)
 {
     (void)opaque;
@@ -119,6 +123,7 @@ typedef struct call {
     uint64_t reads, refused;
 } call;
 
+FG_HARNESS
 static call before_call(bool tick)
 {
     call c = { g.reads, g.refused };
@@ -127,6 +132,7 @@ static call before_call(bool tick)
     return c;
 }
 
+FG_HARNESS
 static void after_call(call c, uint64_t lines)
 {
     fg_call_end(&g, c.reads, c.refused, lines);
