@@ -29,6 +29,8 @@ Usage: panic_table.py [--set 6.1|6.12] [--cases a,b] [--kernels K,K]
                       [--smp 2,4] [--pace off|line] [--storm N]
                       [--timeout SECONDS] [--markdown]
   --timeout   wall seconds a run gets (default 120, warn-storm 360)
+  --keep DIR  keep each run's output (console, events, guest RAM) in
+              DIR/CASE-VCPUS-KERNEL instead of discarding it
   --set 6.1   (default) patched, baseline, stock, rt on 2 vCPUs
   --set 6.12  today's kernels, on 2 and 4 vCPUs:
     ringside-6.12  the 6.12 series' kernel: the 8250 as an nbcon console,
@@ -40,6 +42,7 @@ Usage: panic_table.py [--set 6.1|6.12] [--cases a,b] [--kernels K,K]
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -136,6 +139,7 @@ def main():
     names = [k for k in arg("--kernels", set_kernels).split(",") if k in have]
     cols = ["ended", "panic-line", "ok", "missing", "dropped", "torn", "corrupt", "unmatched",
             "l1-missing", "l1-cut", "takeovers", "to-last", "faithful"]
+    keep = arg("--keep", None)
     md = "--markdown" in sys.argv
     if md:
         print("| case | vCPUs | kernel | " + " | ".join(cols) + " |")
@@ -146,8 +150,13 @@ def main():
     for case in cases:
         for smp in smps:
             for k in names:
-                with tempfile.TemporaryDirectory(prefix="ringside-table-") as out:
+                if keep:
+                    out = os.path.join(keep, "%s-%d-%s" % (case, smp, k))
+                    shutil.rmtree(out, ignore_errors=True)
                     row = run(have[k], case, pace, storm, out, smp, timeout)
+                else:
+                    with tempfile.TemporaryDirectory(prefix="ringside-table-") as out:
+                        row = run(have[k], case, pace, storm, out, smp, timeout)
                 vals = [str(row[c]) for c in cols]
                 if md:
                     print("| %s | %d | %s | %s |" % (case, smp, k, " | ".join(vals)))
