@@ -139,7 +139,8 @@ static const char *const line_notes[RS_N_LINE_VERDICTS] = {
     "its record was overwritten while it was on the wire",
     "user space wrote it, not the kernel",
     "a copy a console takeover replaced: the record was printed again whole",
-    "the console's own line: a replay notice, early perf warning",
+    "the console's own line: a replay notice, early perf warning, "
+    "one the guest stopped in",
 };
 static const char *const record_notes[RS_N_RECORD_VERDICTS] = {
     "in the ring, never on the console", "below the console loglevel",

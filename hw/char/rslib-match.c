@@ -1386,6 +1386,14 @@ static bool judge_notice(rs_match *m, line *l)
     rs_verdict_info vi;
 
     release_held(m, k == RS_NOTICE_REPLAYING);
+    if (k == RS_NOTICE_NONE && l->partial &&
+        rs_console_notice_cut(l->b, l->n) != RS_NOTICE_NONE) {
+        /* the guest stopped while its console wrote this notice */
+        line_info(l, &vi);
+        vi.count = 0;
+        report(m, m->ring ? RS_V_KNOTICE : RS_V_UNCHECKED, &vi);
+        return true;
+    }
     if (k == RS_NOTICE_NONE) {
         return false;
     }

@@ -855,6 +855,46 @@ rs_console_notice rs_parse_console_notice(const uint8_t *p, size_t n,
     return RS_NOTICE_NONE;
 }
 
+/* As eat(), but p may end inside s: then all of p's rest must agree. */
+static bool eat_cut(const uint8_t *p, size_t n, size_t *i, const char *s)
+{
+    size_t l = strlen(s);
+
+    if (n - *i < l) {
+        l = n - *i;
+    }
+    if (memcmp(p + *i, s, l)) {
+        return false;
+    }
+    *i += l;
+    return true;
+}
+
+rs_console_notice rs_console_notice_cut(const uint8_t *p, size_t n)
+{
+    size_t i = 0, at;
+
+    if (!p || n < 4 || !eat(p, n, &i, "** ")) {
+        return RS_NOTICE_NONE;
+    }
+    at = i;
+    if (eat_cut(p, n, &i, "replaying previous printk message **") && i == n) {
+        return RS_NOTICE_REPLAYING;
+    }
+    i = at;
+    if (p[i] < '1' || p[i] > '9') {
+        return RS_NOTICE_NONE;
+    }
+    while (i < n && i - at < 20 && p[i] >= '0' && p[i] <= '9') {
+        i++;
+    }
+    if (i == n ||
+        (eat_cut(p, n, &i, " printk messages dropped **") && i == n)) {
+        return RS_NOTICE_DROPPED;
+    }
+    return RS_NOTICE_NONE;
+}
+
 const char *rs_console_notice_name(rs_console_notice k)
 {
     switch (k) {

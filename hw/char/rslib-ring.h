@@ -368,6 +368,14 @@ typedef enum rs_console_notice {
 rs_console_notice rs_parse_console_notice(const uint8_t *p, size_t n,
                                           uint64_t *count);
 
+/*
+ * Could p[0..n) be the start of a "** ... **" notice above, cut short (the
+ * guest stopped while the console wrote it)?  At least "** " and one more
+ * byte, which agree with the notice's text so far; a whole notice is its
+ * own start too.  Which one, or RS_NOTICE_NONE.
+ */
+rs_console_notice rs_console_notice_cut(const uint8_t *p, size_t n);
+
 /* "none", "dropped", "replaying", "perf-early"; "?" for other values. */
 const char *rs_console_notice_name(rs_console_notice k);
 

@@ -680,6 +680,43 @@ static void test_replay_cut_crlf(void)
 }
 
 /*
+ * The guest stopped (a panic's reboot) while the console wrote a dropped
+ * notice: the start of the console's own line, not user space's.  User
+ * space's partial line stays user space's.
+ */
+static void test_notice_cut_at_stop(void)
+{
+    static const struct {
+        const char *tail, *want;
+    } cases[] = {
+        { "** 2044 ", "notice" },
+        { "** replaying prev", "notice" },
+        { "** boot ok", "user" },
+    };
+    unsigned i;
+
+    for (i = 0; i < G_N_ELEMENTS(cases); i++) {
+        Fixture f = { 0 };
+        Ring r;
+        g_autofree char *v = NULL;
+        g_autofree char *want = g_strdup_printf("ok %s", cases[i].want);
+        g_autoptr(QDict) sum = NULL;
+
+        start_attached(&f, &r, "");
+        ring_push(&r, "alpha");
+        attach_now(&f);
+        print_rec(f.qts, 0, "alpha");
+        uart_puts(f.qts, cases[i].tail);
+        sum = quit_summary(&f);
+        v = line_verdicts(&f);
+        g_assert_cmpstr(v, ==, want);
+        g_assert_cmpint(sub_int(sum, "lines", "user"), ==,
+                        !strcmp(cases[i].want, "user"));
+        fixture_stop(&f);
+    }
+}
+
+/*
  * The takeover came after the whole record was out but before the console
  * moved on: the reprint after the notice is the redundant copy.  A cut
  * line that no notice follows stays corrupt, judged in its place.
@@ -1342,6 +1379,8 @@ int main(int argc, char **argv)
     qtest_add_func("/ringside-verify/replay-cut", test_replay_cut);
     qtest_add_func("/ringside-verify/replay-cut-crlf", test_replay_cut_crlf);
     qtest_add_func("/ringside-verify/replay-whole", test_replay_whole);
+    qtest_add_func("/ringside-verify/notice-cut-at-stop",
+                   test_notice_cut_at_stop);
     qtest_add_func("/ringside-verify/verbose-later", test_verbose_later);
     qtest_add_data_func("/ringside-verify/gone", NULL, test_gone);
     qtest_add_data_func("/ringside-verify/gone-notice", "", test_gone);

@@ -2197,6 +2197,47 @@ static rs_console_notice notice(const char *line, uint64_t *count)
                                    count);
 }
 
+/* The start of a notice the guest stopped in, and what is not one. */
+static void test_console_notice_cut(void)
+{
+    static const struct {
+        const char *line;
+        rs_console_notice want;
+    } cases[] = {
+        { "** 2044 ", RS_NOTICE_DROPPED },
+        { "** 2", RS_NOTICE_DROPPED },
+        { "** 12 printk messages dr", RS_NOTICE_DROPPED },
+        { "** 12 printk messages dropped **", RS_NOTICE_DROPPED },
+        { "** r", RS_NOTICE_REPLAYING },
+        { "** replaying previous", RS_NOTICE_REPLAYING },
+        { "** replaying previous printk message **", RS_NOTICE_REPLAYING },
+        { "** ", RS_NOTICE_NONE },              /* too little to say */
+        { "**", RS_NOTICE_NONE },
+        { "** 0", RS_NOTICE_NONE },             /* %lu of a count > 0 */
+        { "** 12 printk messages dropped **x", RS_NOTICE_NONE },
+        { "** 12x", RS_NOTICE_NONE },
+        { "** replaying next", RS_NOTICE_NONE },
+        { "** 123456789012345678901", RS_NOTICE_NONE },
+        { "*** boot ok", RS_NOTICE_NONE },
+        { "[    1.000000] ** 12", RS_NOTICE_NONE },
+    };
+    size_t i;
+
+    for (i = 0; i < G_N_ELEMENTS(cases); i++) {
+        rs_console_notice k =
+            rs_console_notice_cut((const uint8_t *)cases[i].line,
+                                  strlen(cases[i].line));
+
+        if (k != cases[i].want) {
+            g_test_message("\"%s\": %s, want %s", cases[i].line,
+                           rs_console_notice_name(k),
+                           rs_console_notice_name(cases[i].want));
+        }
+        g_assert_cmpint(k, ==, cases[i].want);
+    }
+    g_assert_cmpint(rs_console_notice_cut(NULL, 8), ==, RS_NOTICE_NONE);
+}
+
 static void test_console_notice(void)
 {
     static const struct {
@@ -2324,6 +2365,7 @@ int main(int argc, char **argv)
     g_test_add_func("/ring/format/kernel", test_format);
     g_test_add_func("/ring/format/ring", test_format_ring);
     g_test_add_func("/ring/console/notice", test_console_notice);
+    g_test_add_func("/ring/console/notice-cut", test_console_notice_cut);
     g_test_add_func("/ring/strerror", test_strerror);
     return g_test_run();
 }
