@@ -190,7 +190,8 @@ static void judge_skipped_one(rs_l1 *l, run *r, uint64_t seq, uint64_t first)
     rs_rec_status st = RS_REC_GONE;
     bool unread = false;
 
-    if (kind < 0 && seq >= first) {
+    if ((kind < 0 || (kind == RS_R_CUT && l->dropped_credit)) &&
+        seq >= first) {
         st = rs_ring_read_settled(l->ring, seq, &rec, NULL, 0);
         unread = rs_ring_budget_out(l->ring);
         if (unread && !l->dropped_credit) {
@@ -198,7 +199,14 @@ static void judge_skipped_one(rs_l1 *l, run *r, uint64_t seq, uint64_t first)
             return;
         }
     }
-    if (kind >= 0) {
+    if (kind == RS_R_CUT && l->dropped_credit && !unread &&
+        (seq < first || text_gone(st))) {
+        /*
+         * Cut by a takeover, then overwritten before the new owner could
+         * print it again: the new owner's dropped count includes it.
+         */
+        v = RS_R_DROPPED;
+    } else if (kind >= 0) {
         v = kind;
     } else if (unread) {
         v = RS_R_DROPPED;       /* unread, but the kernel's word covers it */
@@ -433,6 +441,16 @@ static void judge_frame(rs_l1 *l, int cpu, rs_l1_frame *f, bool open)
             l->dropped_credit += count;
         }
         l->replay |= notice == RS_NOTICE_REPLAYING;
+    } else if (!f->overlong && f->text[f->len - 1] != '\n' &&
+               rs_console_notice_cut(f->text, f->len -
+                                     (f->text[f->len - 1] == '\r')) !=
+               RS_NOTICE_NONE) {
+        /*
+         * The start of a notice whose writer was stopped: no record's
+         * text, and the new owner writes the notice again whole (its
+         * count is credited then).
+         */
+        bi.verdict = RS_B_NOTICE;
     } else if (!l->ring) {
         bi.verdict = RS_B_UNCHECKED;
     } else {
@@ -473,7 +491,14 @@ static void judge_frame(rs_l1 *l, int cpu, rs_l1_frame *f, bool open)
         deliver(l, f->seq, level, rflags);
         break;
     case RS_B_OVERWRITTEN:
-        deliver(l, f->seq, -1, 0);
+        /*
+         * Gone before it could be compared: whole, as far as anyone can
+         * tell, unless it was taken over; then the new owner's account
+         * (a replay, or a dropped count) stands for it.
+         */
+        if (!bi.taken) {
+            deliver(l, f->seq, -1, 0);
+        }
         break;
     case RS_B_CUT:
         deliver_partial(l, f->seq, RS_R_CUT);

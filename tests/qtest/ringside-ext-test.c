@@ -294,6 +294,53 @@ static void test_cut_at_crlf(void)
 }
 
 /*
+ * A writer taken over mid-record, and another in the middle of a dropped
+ * notice; the new owner finds both records overwritten and says so (its
+ * count includes the cut one), then prints the next.  The cut record is
+ * the kernel's dropped one, the cut notice no record's damaged copy.
+ */
+static void test_cut_then_dropped(void)
+{
+    Fixture f = { 0 };
+    Ring r;
+    g_autofree char *v = NULL;
+    g_autofree char *rv = NULL;
+    g_autoptr(QDict) sum = NULL;
+
+    start_announced(&f, &r);
+    ring_push(&r, "zero");
+    ring_push(&r, "one, cut by a takeover");
+    ring_push(&r, "two, its notice cut");
+    ring_push(&r, "three");
+    ring_push(&r, "four");
+    bracket(f.qts, 0, "zero");
+    begin(f.qts, 1);
+    uart_puts(f.qts, "[    0.002000] one, c");
+    end(f.qts, 1);
+    begin(f.qts, 2);
+    uart_puts(f.qts, "** 7 printk mes");
+    end(f.qts, 2);
+    qtest_writeq(f.qts, PRB_PA + 32, 4);            /* tail: 0-3 gone */
+    begin(f.qts, 4);
+    uart_puts(f.qts, "\r\n");                       /* ends the cut line */
+    end(f.qts, 4);
+    begin(f.qts, 4);
+    uart_puts(f.qts, "** 3 printk messages dropped **\r\n");
+    end(f.qts, 4);
+    bracket(f.qts, 4, "four");
+    v = verdicts_of(&f, "bracket");
+    g_assert_cmpstr(v, ==, "ok:0 cut:1 dropped-notice:2 dropped-notice:4 ok:4");
+    sum = quit_event(&f, "l1-summary");
+    rv = verdicts_of(&f, "l1-record");
+    g_assert_cmpstr(rv, ==, "dropped:1");
+    g_assert_cmpint(sub_int(sum, "records", "dropped"), ==, 3);
+    g_assert_cmpint(sub_int(sum, "records", "cut"), ==, 0);
+    g_assert_cmpint(sub_int(sum, "records", "damaged"), ==, 0);
+    g_assert_cmpint(sub_int(sum, "records", "delivered"), ==, 2);
+    fixture_stop(&f);
+}
+
+/*
  * Records the console went past: exactly the skipped seqs, judged missing,
  * filtered (more verbose than anything printed) or cut (only a prefix ever
  * went out), and the ones never printed before the stop.
@@ -828,6 +875,7 @@ int main(int argc, char **argv)
     qtest_add_func("/ringside-ext/nested-takeover", test_nested_takeover);
     qtest_add_func("/ringside-ext/replay-notice", test_replay_notice);
     qtest_add_func("/ringside-ext/cut-at-crlf", test_cut_at_crlf);
+    qtest_add_func("/ringside-ext/cut-then-dropped", test_cut_then_dropped);
     qtest_add_func("/ringside-ext/skipped", test_skipped);
     qtest_add_func("/ringside-ext/migrate-budget", test_migrate_budget);
     qtest_add_func("/ringside-ext/verbose-later", test_verbose_later);
