@@ -210,14 +210,23 @@ static void judge_skipped_one(rs_l1 *l, run *r, uint64_t seq, uint64_t first)
         v = kind;
     } else if (unread) {
         v = RS_R_DROPPED;       /* unread, but the kernel's word covers it */
-    } else if (seq < first || text_gone(st)) {
+    } else if (seq < first || text_gone(st) || st == RS_REC_CHANGED) {
         /*
-         * Overwritten before this judgement.  Unless the kernel owned up
-         * to dropping it, its console went past it while it was there (a
-         * console that falls behind the ring says so on the next record
-         * it prints): it was below the console loglevel then.
+         * Overwritten before this judgement (or being overwritten while
+         * read).  Unless the kernel owned up to dropping it, its console
+         * went past it while it was there (a console that falls behind
+         * the ring says so on the next record it prints): it was below
+         * the console loglevel then.
          */
         v = l->dropped_credit ? RS_R_DROPPED : RS_R_FILTERED;
+    } else if (st != RS_REC_OK) {
+        /*
+         * Not finalized (or unreadable), so its level is unknown.  A
+         * panicking CPU goes past records other CPUs have not finished
+         * and counts them in its dropped notice; without that word the
+         * console skipped it.
+         */
+        v = l->dropped_credit ? RS_R_DROPPED : RS_R_MISSING;
     } else {
         level = rec.level;
         v = rs_console_filtered_flags(l->loglevel, l->level_seq, level,

@@ -341,6 +341,45 @@ static void test_cut_then_dropped(void)
 }
 
 /*
+ * A panicking CPU goes past records other CPUs are still writing and counts
+ * them in its dropped notice (printk_get_next_message() in 6.1 and 6.12):
+ * such a record is the kernel's dropped one.  One skipped without that word
+ * is missing, its level unknown, not read as level 0.
+ */
+static void test_unfinished_skipped(void)
+{
+    Fixture f = { 0 };
+    Ring r;
+    g_autofree char *rv = NULL;
+    g_autoptr(QDict) sum = NULL;
+    g_autoptr(GPtrArray) ev = NULL;
+
+    start_announced(&f, &r);
+    ring_push(&r, "zero");
+    ring_push(&r, "one, still being written");
+    ring_push(&r, "two");
+    ring_push(&r, "three, still being written");
+    ring_push(&r, "four");
+    ring_write_desc(&r, 1, 1, 0, 0);                /* 1: reserved */
+    ring_write_desc(&r, 3, 3, 0, 0);                /* 3: reserved */
+    bracket(f.qts, 0, "zero");
+    begin(f.qts, 2);
+    uart_puts(f.qts, "** 1 printk messages dropped **\r\n");
+    end(f.qts, 2);
+    bracket(f.qts, 2, "two");
+    bracket(f.qts, 4, "four");
+    sum = quit_event(&f, "l1-summary");
+    rv = verdicts_of(&f, "l1-record");
+    g_assert_cmpstr(rv, ==, "dropped:1 missing:3");
+    ev = events_of(f.events, "l1-record");
+    g_assert_cmpint(qdict_get_int(g_ptr_array_index(ev, 1), "level"), ==, -1);
+    g_assert_cmpint(sub_int(sum, "records", "dropped"), ==, 1);
+    g_assert_cmpint(sub_int(sum, "records", "missing"), ==, 1);
+    g_assert_cmpint(sub_int(sum, "records", "delivered"), ==, 3);
+    fixture_stop(&f);
+}
+
+/*
  * Records the console went past: exactly the skipped seqs, judged missing,
  * filtered (more verbose than anything printed) or cut (only a prefix ever
  * went out), and the ones never printed before the stop.
@@ -876,6 +915,8 @@ int main(int argc, char **argv)
     qtest_add_func("/ringside-ext/replay-notice", test_replay_notice);
     qtest_add_func("/ringside-ext/cut-at-crlf", test_cut_at_crlf);
     qtest_add_func("/ringside-ext/cut-then-dropped", test_cut_then_dropped);
+    qtest_add_func("/ringside-ext/unfinished-skipped",
+                   test_unfinished_skipped);
     qtest_add_func("/ringside-ext/skipped", test_skipped);
     qtest_add_func("/ringside-ext/migrate-budget", test_migrate_budget);
     qtest_add_func("/ringside-ext/verbose-later", test_verbose_later);
