@@ -44,6 +44,9 @@ def main():
                 out = os.path.join(base, "%s-%s" % (name, pace))
                 b = km.boot(ringside, name, path, pace, out)
                 rows.append(km.row(b))
+                if b["retried"]:
+                    print("booted again, the first boot crashed by the emulator: "
+                          + b["retried"], file=sys.stderr)
                 print(b["summary"], file=sys.stderr)
                 if b["diff"]:
                     print("  dmesg: " + b["diff"].split("\n")[0], file=sys.stderr)

@@ -72,10 +72,14 @@ def main():
                 out = os.path.join(base, "%s-%s" % (name, pace))
                 b = km.boot(ringside, name, path, pace, out)
                 rows.append(km.row(b))
+                if b["retried"]:
+                    print("# booted again, the first boot crashed by the "
+                          "emulator: " + b["retried"])
                 print("# " + b["summary"])
                 check("%s: ended in the poweroff, the distro case whole on the wire"
                       % what, b["rc"] == 0 and b["ended"] == "poweroff" and b["distro"],
-                      "%s\n%s\n%s" % (b["stderr"], b["summary"], km.describe_out(out)))
+                      "%s\n%s\n%s\n%s" % (b["stderr"], b["summary"], km.describe_out(out),
+                                         km.console_tail(out)))
                 rep = b["report"]
                 lines = rep.get("lines", {})
                 # A line the guest's own UART driver cut (it reset the
