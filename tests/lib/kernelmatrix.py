@@ -229,6 +229,13 @@ def summary_fields(line):
     return dict(w.split("=", 1) for w in line.split() if "=" in w)
 
 
+def console_lines(out):
+    """The guest's console as text lines, without the CRs the 8250 driver
+    sends; OSError if the run left no console.log."""
+    with open(os.path.join(out, "console.log"), "rb") as f:
+        return f.read().decode("utf-8", "replace").replace("\r", "").split("\n")
+
+
 def stale_int3(out):
     """The emulator's fault, not the kernel's: an "Oops: int3" whose Code:
     line holds no int3 (0xcc) just before the trapping RIP.  x86 patches
@@ -238,8 +245,7 @@ def stale_int3(out):
     multi-threaded TCG now and then does on a loaded host.  Returns what
     shows it, or None."""
     try:
-        lines = open(os.path.join(out, "console.log"), "rb").read().decode(
-            "utf-8", "replace").split("\n")
+        lines = console_lines(out)
     except OSError:
         return None
     for i, line in enumerate(lines):
@@ -344,8 +350,7 @@ def console_tail(out, n=8):
     """Why a boot that should have powered off did not: the console's lines
     that name a panic, an oops or a BUG (the first 6), and its last n."""
     try:
-        with open(os.path.join(out, "console.log"), "rb") as f:
-            lines = f.read().decode("utf-8", "replace").replace("\r", "").split("\n")
+        lines = console_lines(out)
     except OSError as e:
         return str(e)
     marks = [line for line in lines
