@@ -229,7 +229,7 @@ def summary_fields(line):
     return dict(w.split("=", 1) for w in line.split() if "=" in w)
 
 
-def console_lines(out):
+def console_log_lines(out):
     """The guest's console as text lines, without the CRs the 8250 driver
     sends; OSError if the run left no console.log."""
     with open(os.path.join(out, "console.log"), "rb") as f:
@@ -245,7 +245,7 @@ def stale_int3(out):
     multi-threaded TCG now and then does on a loaded host.  Returns what
     shows it, or None."""
     try:
-        lines = console_lines(out)
+        lines = console_log_lines(out)
     except OSError:
         return None
     for i, line in enumerate(lines):
@@ -350,7 +350,7 @@ def console_tail(out, n=8):
     """Why a boot that should have powered off did not: the console's lines
     that name a panic, an oops or a BUG (the first 6), and its last n."""
     try:
-        lines = console_lines(out)
+        lines = console_log_lines(out)
     except OSError as e:
         return str(e)
     marks = [line for line in lines
