@@ -43,6 +43,20 @@ static int rd64(const rs_ring *r, uint64_t va, uint64_t *v)
 
 /* ---- opening ------------------------------------------------------------ */
 
+uint32_t rs_console_log_max(const char *osrelease)
+{
+    unsigned major, minor;
+
+    if (!rs_osrelease_version(osrelease, &major, &minor)) {
+        return RS_CONSOLE_LOG_MAX;
+    }
+    /* "printk: adjust string limit macros" came with 6.3 */
+    if (major > 6 || (major == 6 && minor >= 3)) {
+        return RS_PRINTK_MESSAGE_MAX;
+    }
+    return RS_CONSOLE_LOG_MAX;
+}
+
 int rs_ring_open(rs_ring *r, const rs_vmci *vi, const rs_vm *vm,
                  char *err, size_t errlen)
 {
@@ -89,6 +103,7 @@ int rs_ring_open_at(rs_ring *r, const rs_vmci *vi, const rs_vm *vm,
     memset(r, 0, sizeof(*r));
     r->vm = *vm;
     r->lay = vi->lay;
+    r->console_max = rs_console_log_max(vi->osrelease);
     l = &r->lay;
     if (l->prb_size == 0 || l->prb_size > sizeof(b)) {
         RS_SETERR("SIZE(printk_ringbuffer) out of range");

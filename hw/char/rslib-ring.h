@@ -54,7 +54,42 @@
 #define RS_NEXT_SCAN_MAX        256 /* records probed to locate the head */
 #define RS_CHANGED_TRIES        3   /* iterator: re-reads of a CHANGED seq */
 
-#define RS_CONSOLE_LOG_MAX      1024 /* printk.c CONSOLE_LOG_MAX */
+/*
+ * How long a record can be on the console.  The kernel reads a record's
+ * text into a buffer of this many bytes and formats it there for the
+ * console (record_print_text(): the prefix on every line, a final '\n',
+ * room for the NUL), dropping the lines that do not fit: see rs_format().
+ *  - Up to 6.2, CONSOLE_LOG_MAX: 1024 bytes (6.1: kernel/printk/printk.c
+ *    :392, the text[] of console_unlock() and console_emit_next_record()
+ *    :2704-2756).  printk() stores at most LOG_LINE_MAX = 1024 - PREFIX_MAX
+ *    bytes of text (:398, :2190), so only a record of several lines loses
+ *    some.
+ *  - From 6.3 ("printk: adjust string limit macros"), PRINTK_MESSAGE_MAX:
+ *    2048 bytes (6.12: kernel/printk/internal.h:49), the outbuf of struct
+ *    printk_buffers (:311) that printk_get_next_message() formats into
+ *    (printk.c:2928-2971) for legacy consoles and, through
+ *    nbcon_emit_next_record() (nbcon.c:996, :1042), for nbcon consoles'
+ *    write_atomic() and write_thread() alike.  printk() stores at most
+ *    PRINTKRB_RECORD_MAX = 1024 bytes of text (internal.h:52, printk.c
+ *    :2236, /dev/kmsg :743), so a one-line record prints up to 1024 bytes
+ *    plus its prefix, over 1 KiB.  A console notice (dropped records, a
+ *    replay) is prepended in the same buffer, cutting the record short,
+ *    mid-line and without its '\n', when both do not fit
+ *    (console_prepend_message(), printk.c:2874-2877).
+ * rs_ring_console_max() gives the limit of an opened ring's kernel.
+ */
+#define RS_CONSOLE_LOG_MAX      1024 /* up to 6.2: CONSOLE_LOG_MAX */
+#define RS_PRINTK_MESSAGE_MAX   2048 /* from 6.3: PRINTK_MESSAGE_MAX */
+/* The largest of them: a buffer that holds any kernel's console record. */
+#define RS_CONSOLE_TEXT_MAX     RS_PRINTK_MESSAGE_MAX
+
+/*
+ * The console record limit of the kernel whose VMCOREINFO OSRELEASE is
+ * osrelease: RS_PRINTK_MESSAGE_MAX from 6.3 on, RS_CONSOLE_LOG_MAX before,
+ * and RS_CONSOLE_LOG_MAX when osrelease does not start with a version
+ * (rs_osrelease_version()).
+ */
+uint32_t rs_console_log_max(const char *osrelease);
 
 /* An opened ring: the layout and the header values that do not change. */
 typedef struct rs_ring {
@@ -65,7 +100,27 @@ typedef struct rs_ring {
     uint64_t count;             /* 2^count_bits descriptors */
     uint64_t data_size;         /* 2^size_bits bytes of text data */
     uint64_t descs, infos, data;/* VAs of the arrays */
+    /*
+     * The kernel's console record limit, rs_console_log_max() of the
+     * OSRELEASE the ring was opened with; read it with
+     * rs_ring_console_max().
+     */
+    uint32_t console_max;
 } rs_ring;
+
+/*
+ * The console record limit to format r's records with (rs_format()'s
+ * limit): RS_CONSOLE_LOG_MAX or RS_PRINTK_MESSAGE_MAX, never more than
+ * RS_CONSOLE_TEXT_MAX.  RS_CONSOLE_LOG_MAX without a ring, or for one not
+ * set up by rs_ring_open() / rs_ring_open_at().
+ */
+static inline uint32_t rs_ring_console_max(const rs_ring *r)
+{
+    if (r && r->console_max == RS_PRINTK_MESSAGE_MAX) {
+        return RS_PRINTK_MESSAGE_MAX;
+    }
+    return RS_CONSOLE_LOG_MAX;
+}
 
 /*
  * Open the ring the kernel uses: read the pointer at SYMBOL(prb) with vm,
@@ -81,7 +136,8 @@ int rs_ring_open(rs_ring *r, const rs_vmci *vi, const rs_vm *vm,
  * Open the printk_ringbuffer struct at VA prb_va (e.g. announced by a
  * cooperating guest). Checks count_bits/size_bits bounds and that the
  * arrays do not wrap the address space. RS_OK, RS_ERR_READ/XLATE or
- * RS_ERR_RING; err names the problem.
+ * RS_ERR_RING; err names the problem.  Sets the console record limit
+ * from vi->osrelease (rs_console_log_max()).
  */
 int rs_ring_open_at(rs_ring *r, const rs_vmci *vi, const rs_vm *vm,
                     uint64_t prb_va, char *err, size_t errlen);
@@ -222,8 +278,10 @@ rs_iter_ev rs_iter_next(rs_iter *it, rs_record *rec, char *text, size_t cap);
  * the prefix (syslog, time, caller, then one space if time or caller) on
  * every line of a multi-line record, and a final '\n'. limit > 0 applies
  * the kernel's console buffer rules for a buffer of limit bytes (use
- * RS_CONSOLE_LOG_MAX): text beyond limit is ignored, lines that do not fit
- * are dropped, output <= limit - 1. limit == 0: no such limit.
+ * rs_ring_console_max() of the record's ring: the kernel's own limit):
+ * text beyond limit is ignored, lines that do not fit are dropped, output
+ * <= limit - 1. limit == 0: no such limit.  A buffer of
+ * RS_CONSOLE_TEXT_MAX bytes holds the output of any kernel's limit.
  * Like snprintf: writes at most cap - 1 bytes plus a NUL to out (out may be
  * NULL with cap 0) and returns the full formatted length.
  */

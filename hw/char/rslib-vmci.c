@@ -124,6 +124,38 @@ static const key_desc keys[] = {
 /* vi->have is a 64-bit map of keys[] */
 typedef char rs_keys_fit_in_have[(NKEYS <= 64) ? 1 : -1];
 
+/* Up to 4 decimal digits at *p, advancing it; false if there are none. */
+static bool version_part(const char **p, unsigned *v)
+{
+    unsigned n = 0, d;
+
+    for (d = 0; d < 4 && **p >= '0' && **p <= '9'; d++, (*p)++) {
+        n = n * 10 + (unsigned)(**p - '0');
+    }
+    *v = n;
+    return d > 0 && !(**p >= '0' && **p <= '9');
+}
+
+bool rs_osrelease_version(const char *osrelease, unsigned *major,
+                          unsigned *minor)
+{
+    const char *p = osrelease;
+    unsigned a = 0, b = 0;
+    bool ok = p && version_part(&p, &a) && *p++ == '.' &&
+              version_part(&p, &b);
+
+    if (!ok) {
+        a = b = 0;
+    }
+    if (major) {
+        *major = a;
+    }
+    if (minor) {
+        *minor = b;
+    }
+    return ok;
+}
+
 /*
  * A guest's note may hold some 50 lines of unknown keys per 4 KiB: the
  * lookup compares lengths and the first byte before any memcmp.

@@ -165,6 +165,15 @@ int rs_vmci_parse(const char *text, size_t len, rs_vmci *out,
                   char *err, size_t errlen);
 
 /*
+ * The kernel version an OSRELEASE value begins with: "6.12.118+deb12-amd64"
+ * gives 6 and 12 (the kernel's UTS_RELEASE always starts with VERSION and
+ * PATCHLEVEL, whatever LOCALVERSION adds).  False, and 0.0, unless it
+ * starts with two decimal numbers of 1 to 4 digits joined by a '.'.
+ */
+bool rs_osrelease_version(const char *osrelease, unsigned *major,
+                          unsigned *minor);
+
+/*
  * Cheap plausibility check used by the note finders: text is well-formed
  * KEY=VALUE lines with a non-empty OSRELEASE. Returns RS_OK or an error.
  */
