@@ -36,6 +36,8 @@
 #define EMBED_MAX       4       /* timestamps looked up inside one line */
 #define NEAR_COPIES     4       /* records an unprefixed line is held to */
 #define BL_HDR          36      /* backlog entry header */
+#define VOUCH_READS     256     /* records read to vouch for a stamp */
+#define VOUCH_SKEW_US   50000   /* CPUs' clocks may differ this much */
 
 /* window[] slots: class in the low nibble, level + 1 in the high one */
 enum { W_NONE, W_SEEN, W_MISSING, W_FILTERED, W_DROPPED };
@@ -61,6 +63,22 @@ static const char *const verdict_names[RS_V_COUNT] = {
 const char *rs_verdict_name(rs_verdict v)
 {
     return (unsigned)v < RS_V_COUNT ? verdict_names[v] : "?";
+}
+
+static const char *const why_names[RS_WHY_COUNT] = {
+    [RS_WHY_NONE] = "",
+    [RS_WHY_VOUCHED] = "vouched",
+    [RS_WHY_AMBIGUOUS] = "ambiguous",
+    [RS_WHY_GAP] = "gap",
+    [RS_WHY_BUSY] = "busy",
+    [RS_WHY_GONE] = "gone",
+    [RS_WHY_NO_STAMP] = "no-stamp",
+    [RS_WHY_OVERLONG] = "overlong",
+};
+
+const char *rs_why_name(rs_why w)
+{
+    return (unsigned)w < RS_WHY_COUNT ? why_names[w] : "?";
 }
 
 /* A line to judge. */
@@ -683,21 +701,15 @@ static bool ts_of(rs_match *m, uint64_t seq, uint64_t *us)
 }
 
 /*
- * Seqs of records stamped ts_us: a binary search for the first record at
- * or after ts_us (timestamps are nearly monotonic in seq; CPUs' clocks
- * may differ a little), then a bounded scan around it.
+ * A binary search for the first record at or after ts_us: timestamps are
+ * nearly monotonic in seq (CPUs' clocks may differ a little).
  */
-static int find_by_ts(rs_match *m, uint64_t ts_us, uint64_t *out, int max)
+static uint64_t ts_lower_bound(rs_match *m, uint64_t ts_us, uint64_t first,
+                               uint64_t next)
 {
-    uint64_t lo, hi, first, next, s, us = 0;
-    int probes, n = 0, k;
+    uint64_t lo = first, hi = next, us = 0;
+    int probes, k;
 
-    if (!m->ring || rs_ring_first_seq(m->ring, &first) != RS_OK ||
-        rs_ring_next_seq(m->ring, &next) != RS_OK || first >= next) {
-        return 0;
-    }
-    lo = first;
-    hi = next;
     for (probes = 0; lo < hi && probes < TS_PROBES && m->ring; probes++) {
         uint64_t mid = lo + (hi - lo) / 2;
 
@@ -716,6 +728,20 @@ static int find_by_ts(rs_match *m, uint64_t ts_us, uint64_t *out, int max)
             hi = mid;
         }
     }
+    return lo;
+}
+
+/* Seqs of records stamped ts_us: a bounded scan around the lower bound. */
+static int find_by_ts(rs_match *m, uint64_t ts_us, uint64_t *out, int max)
+{
+    uint64_t lo, first, next, s, us = 0;
+    int n = 0, k;
+
+    if (!m->ring || rs_ring_first_seq(m->ring, &first) != RS_OK ||
+        rs_ring_next_seq(m->ring, &next) != RS_OK || first >= next) {
+        return 0;
+    }
+    lo = ts_lower_bound(m, ts_us, first, next);
     s = lo > first + 8 ? lo - 8 : first;
     for (k = 0; k < TS_SCAN && s < next && n < max && m->ring; k++, s++) {
         if (!ts_of(m, s, &us)) {
@@ -747,6 +773,81 @@ static bool tail_newer(rs_match *m, uint64_t ts_us)
         return true;
     }
     return ts_of(m, first, &us) && us > ts_us;
+}
+
+/*
+ * Can the ring vouch that no record prints a line stamped ts_us?  A console
+ * prints only records the ring holds (finalized, so readable until they are
+ * overwritten), each line stamped with its record's time.  The ring vouches
+ * when every record stamped within VOUCH_SKEW_US of ts_us is still there
+ * with its stamp readable and none has ts_us.  Reserved, unfinished records
+ * cannot have been printed yet.
+ */
+static rs_why vouch(rs_match *m, uint64_t ts_us)
+{
+    uint64_t first, next, lo, s, us;
+    uint32_t reads = 0;
+    bool edge = true;
+    rs_record rec;
+    rs_rec_status st;
+
+    if (!m->ring || rs_ring_first_seq(m->ring, &first) != RS_OK ||
+        rs_ring_next_seq(m->ring, &next) != RS_OK || first > next) {
+        return RS_WHY_GAP;
+    }
+    lo = ts_lower_bound(m, ts_us, first, next);
+    for (s = lo; s > first && m->ring; s--) {
+        if (++reads > VOUCH_READS) {
+            return RS_WHY_BUSY;
+        }
+        st = rd(m, s - 1, &rec, NULL, 0);
+        if (st == RS_REC_NOT_YET) {
+            continue;
+        }
+        if (st != RS_REC_OK && st != RS_REC_NODATA) {
+            return RS_WHY_GAP;
+        }
+        us = rec.ts_nsec / 1000;
+        if (us == ts_us) {
+            return RS_WHY_AMBIGUOUS;
+        }
+        if (us + VOUCH_SKEW_US < ts_us) {
+            edge = false;
+            break;
+        }
+    }
+    /* records before the oldest left may have carried the stamp */
+    if (edge && first > 0) {
+        return RS_WHY_GONE;
+    }
+    for (s = lo; s < next && m->ring; s++) {
+        if (++reads > VOUCH_READS) {
+            return RS_WHY_BUSY;
+        }
+        st = rd(m, s, &rec, NULL, 0);
+        if (st == RS_REC_NOT_YET) {
+            continue;
+        }
+        if (st != RS_REC_OK && st != RS_REC_NODATA) {
+            return RS_WHY_GAP;
+        }
+        us = rec.ts_nsec / 1000;
+        if (us == ts_us) {
+            return RS_WHY_AMBIGUOUS;
+        }
+        if (us > ts_us + VOUCH_SKEW_US) {
+            break;
+        }
+    }
+    return m->ring ? RS_WHY_VOUCHED : RS_WHY_GAP;
+}
+
+/* A prefixed line no record prints: user space's if the ring vouches. */
+static rs_verdict unexplained(rs_match *m, const line *l, rs_why *why)
+{
+    *why = l->has_ts ? vouch(m, l->ts_us) : RS_WHY_NO_STAMP;
+    return *why == RS_WHY_VOUCHED || *why == RS_WHY_AMBIGUOUS ? RS_V_USER
+                                                              : RS_V_UNMATCHED;
 }
 
 /* Is seq's first line exactly l?  Fills c. */
@@ -887,15 +988,18 @@ static uint32_t common_suffix(const uint8_t *a, uint32_t an, const char *b,
 
 /*
  * Is l a damaged copy of c's first line?  Its start and end must agree
- * with c over half the line when l's timestamp names c (or one be cut
- * short of the other), over three quarters otherwise; a line cut short by
- * the guest stopping need only be a prefix.
+ * with c over half the text after the prefix when l's timestamp names c
+ * (the prefix agrees by being named: user space's line stamped as a short
+ * record is not that record's), or one be cut short of the other; over
+ * three quarters of the line otherwise.  A line cut short by the guest
+ * stopping need only be a prefix.
  */
 static bool damaged(const line *l, const cand *c, bool named,
                     rs_verdict_info *vi)
 {
     uint32_t p = rs_common_prefix(l->b, l->n, c->out, c->l1);
     uint32_t s = common_suffix(l->b, l->n, c->out, c->l1, p);
+    uint32_t pre = named && l->body < p ? l->body : (named ? p : 0);
 
     if (p == l->n && p == c->l1) {
         return false;
@@ -903,8 +1007,8 @@ static bool damaged(const line *l, const cand *c, bool named,
     if (named && (p == l->n || p == c->l1)) {
         ;                       /* one is cut short: the tail went missing */
     } else if (!(l->partial && p == l->n && p) &&
-               (uint64_t)(p + s) * (named ? 2 : 4) <
-               (uint64_t)c->l1 * (named ? 1 : 3)) {
+               (uint64_t)(p - pre + s) * (named ? 2 : 4) <
+               (uint64_t)(c->l1 - pre) * (named ? 1 : 3)) {
         return false;
     }
     vi->at = (int32_t)p;
@@ -1059,17 +1163,29 @@ static uint32_t kernel_start(rs_match *m, const line *l)
     return 0;
 }
 
-/* l's first q bytes are user space's; the rest is a line of its own. */
+/*
+ * l's first q bytes are user space's (or, stamped like the kernel's, no
+ * record's the ring can vouch for); the rest is a line of its own.
+ */
 static void split_user(rs_match *m, const line *l, uint32_t q)
 {
     rs_verdict_info vi;
+    rs_verdict v = RS_V_USER;
     line head = *l, tail = *l;
 
     head.n = q;
     head.last = l->first + q - 1;
     head.vt = l->vt_first;      /* the only time known of those bytes */
     line_info(&head, &vi);
-    report(m, RS_V_USER, &vi);
+    if (l->flags) {
+        v = unexplained(m, l, &vi.why);
+        if (v == RS_V_UNMATCHED && short_of_budget(m)) {
+            v = RS_V_UNCHECKED;
+            vi.under_budget = true;
+            m->under_budget++;
+        }
+    }
+    report(m, v, &vi);
 
     tail.b = l->b + q;
     tail.n = l->n - q;
@@ -1297,6 +1413,19 @@ static void judge_line(rs_match *m, line *l)
     }
     m->resid_len = 0;
 
+    /*
+     * User space's line that the console cut short to print a record: no
+     * record has the line's own stamp, a prefix inside it names one.
+     */
+    if (l->has_ts && n == 0 && !l->split) {
+        uint32_t q = kernel_start(m, l);
+
+        if (q) {
+            split_user(m, l, q);
+            return;
+        }
+    }
+
     /* damaged: the record its timestamp names, else the expected one */
     if (m->ring) {
         cand best;
@@ -1336,11 +1465,15 @@ static void judge_line(rs_match *m, line *l)
             goto out;
         }
     }
-    /* Nothing explains it: the kernel's if it has the kernel's prefix. */
+    /*
+     * Nothing explains it: the kernel's if it has the kernel's prefix and
+     * the ring cannot vouch that no record prints it.
+     */
     if (!l->flags) {
         v = RS_V_USER;
     } else if (m->ring) {
-        m->unmatched_run++;
+        v = unexplained(m, l, &vi.why);
+        m->unmatched_run += v == RS_V_UNMATCHED;
     }
 
 out:
@@ -1374,6 +1507,7 @@ out:
         /* a torn judgement the ring or budget cut short names no tearer */
         vi.has_seq2 = false;
         vi.by_user = false;
+        vi.why = RS_WHY_NONE;
     }
     report(m, v, &vi);
 }
@@ -1515,6 +1649,7 @@ static void line_done(rs_match *m, uint64_t last, int64_t vt, bool partial)
 
         line_info(&l, &vi);
         release_held(m, false);
+        vi.why = m->ring ? RS_WHY_OVERLONG : RS_WHY_NONE;
         report(m, m->ring ? RS_V_UNMATCHED : RS_V_UNCHECKED, &vi);
     } else if ((!m->ring || m->backlog_len) && !partial) {
         backlog_put(m, &l);     /* behind the lines not replayed yet */

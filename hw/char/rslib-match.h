@@ -62,6 +62,27 @@ typedef enum rs_verdict {
 
 const char *rs_verdict_name(rs_verdict v);
 
+/*
+ * Why a line with the kernel's prefix that no record prints is user
+ * space's or unmatched: whether the ring can vouch that no record prints
+ * it.  It can when it still holds every record stamped around the line's
+ * stamp and none has that stamp (user space stamps its console lines like
+ * the kernel: journald's forwarding, for one).
+ */
+typedef enum rs_why {
+    RS_WHY_NONE,
+    RS_WHY_VOUCHED,     /* USER: no record around its stamp prints it */
+    RS_WHY_AMBIGUOUS,   /* USER: a record has its stamp, prints otherwise */
+    RS_WHY_GAP,         /* UNMATCHED: a record around its stamp unreadable */
+    RS_WHY_BUSY,        /* UNMATCHED: more records around it than we read */
+    RS_WHY_GONE,        /* UNMATCHED: records before its stamp overwritten */
+    RS_WHY_NO_STAMP,    /* UNMATCHED: no time stamp to look it up by */
+    RS_WHY_OVERLONG,    /* UNMATCHED: longer than a line we keep */
+    RS_WHY_COUNT
+} rs_why;
+
+const char *rs_why_name(rs_why w);
+
 typedef struct rs_verdict_info {
     rs_verdict verdict;
     uint64_t seq;               /* the record, if any (has_seq) */
@@ -81,6 +102,7 @@ typedef struct rs_verdict_info {
     bool under_budget;          /* UNCHECKED: the reads ran out of budget */
     uint32_t user_at, user_len; /* by_user: those bytes, from the line's
                                  * first */
+    rs_why why;                 /* USER, UNMATCHED: see rs_why */
 } rs_verdict_info;
 
 typedef void (*rs_report_fn)(void *opaque, const rs_verdict_info *vi);
