@@ -145,6 +145,8 @@ static gboolean parse_line_verdict(JsonObject *o, RsLineVerdict *lv)
         !member_opt(o, "ulen", 0, G_MAXUINT32, &ulen, NULL) ||
         (json_object_has_member(o, "by") &&
          (!member_str(o, "by", by, sizeof(by)) || strcmp(by, "user"))) ||
+        (json_object_has_member(o, "why") &&
+         !member_str(o, "why", lv->why, sizeof(lv->why))) ||
         !member_opt(o, "dt", 0, vt, &dt, &lv->has_stamp) ||
         !member_opt(o, "cpu", -1, G_MAXINT32, &cpu, NULL) ||
         !member_opt(o, "cpus", 1, 1, &cpus, &lv->mixed_cpus) ||

@@ -51,6 +51,7 @@ typedef struct {
     gint at, want, got; /* corrupt */
     gboolean by_user;   /* torn by user space's bytes: */
     guint32 user_at, user_len;  /* these, from first */
+    char why[12];       /* user, unmatched: the ring vouched or why not */
 } RsLineVerdict;
 
 /* A ring record that never reached the console ("record" event). */

@@ -97,6 +97,8 @@ void rs_verdict_report_build(const RsEventStream *s, RsVerdictReport *r)
             rs_event_stream_cleared_in(s, lv->first, lv->last)) {
             r->fifo_reset++;
         }
+        r->user_vouched += !strcmp(lv->why, "vouched");
+        r->user_ambiguous += !strcmp(lv->why, "ambiguous");
     }
     rs_verdict_count_records(s->records, rs_record_verdicts,
                              RS_N_RECORD_VERDICTS, r->records);
@@ -146,6 +148,28 @@ static const char *const record_notes[RS_N_RECORD_VERDICTS] = {
     "in the ring, never on the console", "below the console loglevel",
     "counted in a dropped notice",
 };
+
+/* Why the ring could not vouch for an unmatched line, by its "why". */
+static const char *unvouched_reason(const char *why)
+{
+    static const struct {
+        const char *why, *text;
+    } reasons[] = {
+        { "gap", "a record stamped near it cannot be read" },
+        { "busy", "too many records stamped near it to read them all" },
+        { "gone", "records stamped before it have been overwritten" },
+        { "no-stamp", "it has no time stamp to look it up by" },
+        { "overlong", "longer than any console line kept" },
+    };
+    guint i;
+
+    for (i = 0; i < G_N_ELEMENTS(reasons); i++) {
+        if (!strcmp(why, reasons[i].why)) {
+            return reasons[i].text;
+        }
+    }
+    return NULL;
+}
 
 static void print_byte(FILE *f, int b)
 {
@@ -223,6 +247,10 @@ void rs_verdict_report_print(FILE *f, const RsEventStream *s,
         } else if (!strcmp(lv->verdict, "torn")) {
             fprintf(f, " with seq %" G_GUINT64_FORMAT, lv->seq2);
         }
+        if (!strcmp(lv->verdict, "unmatched") && unvouched_reason(lv->why)) {
+            fprintf(f, ": the ring cannot vouch for it, %s",
+                    unvouched_reason(lv->why));
+        }
         if (!strcmp(lv->verdict, "corrupt")) {
             fprintf(f, ": byte %d is ", lv->at);
             print_byte(f, lv->got);
@@ -260,6 +288,20 @@ void rs_verdict_report_print(FILE *f, const RsEventStream *s,
               "content alone, and a kernel line damaged\n   past recognition "
               "is counted as user space's.  Level 1 does not guess.)\n", f);
     }
+    if (r->user_vouched + r->user_ambiguous) {
+        fprintf(f, "  (%" G_GUINT64_FORMAT " user lines carry a time stamp "
+                "like the kernel's, as journald's\n   console forwarding "
+                "writes them. The ring still holds every record stamped\n"
+                "   near each, and no record prints it.", r->user_vouched +
+                r->user_ambiguous);
+        if (r->user_ambiguous) {
+            fprintf(f, "  For %" G_GUINT64_FORMAT " of them a record has "
+                    "the same stamp\n   but other text: level 0 cannot tell "
+                    "whose they are, and does not count\n   them against "
+                    "the kernel.", r->user_ambiguous);
+        }
+        fputs(")\n", f);
+    }
     if (r->fifo_reset) {
         fprintf(f, "  (%" G_GUINT64_FORMAT " of these lines lost bytes the "
                 "guest wrote, then discarded itself:\n   its UART driver "
@@ -292,11 +334,14 @@ void rs_verdict_report_print_json(FILE *f, const RsEventStream *s,
     rs_verdict_print_json_counts(f, rs_record_verdicts, r->records,
                                  RS_N_RECORD_VERDICTS);
     fprintf(f, ",\"problems\":%" G_GUINT64_FORMAT ",\"fifo_reset_lines\":%"
-            G_GUINT64_FORMAT ",\"latency_ns\":{\"n\":%"
+            G_GUINT64_FORMAT ",\"user_stamped\":{\"vouched\":%"
+            G_GUINT64_FORMAT ",\"ambiguous\":%" G_GUINT64_FORMAT "}"
+            ",\"latency_ns\":{\"n\":%"
             G_GUINT64_FORMAT ",\"min\":%" G_GINT64_FORMAT ",\"p50\":%"
             G_GINT64_FORMAT ",\"p99\":%" G_GINT64_FORMAT ",\"max\":%"
             G_GINT64_FORMAT ",\"not_measured\":%" G_GUINT64_FORMAT "}",
-            r->problems, r->fifo_reset, r->lat_n, r->lat_min, r->lat_p50, r->lat_p99,
+            r->problems, r->fifo_reset, r->user_vouched, r->user_ambiguous,
+            r->lat_n, r->lat_min, r->lat_p50, r->lat_p99,
             r->lat_max, r->lat_unknown + r->lat_negative);
     rs_l1_report_print_json(f, l1);
     fputs("}\n", f);

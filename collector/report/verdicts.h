@@ -32,6 +32,9 @@ typedef struct {
     /* problem lines holding bytes the guest's own transmit FIFO reset
      * discarded: the guest's UART driver lost them, not the wire */
     guint64 fifo_reset;
+    /* user lines stamped like the kernel's: no record around the stamp
+     * prints them (vouched), or one has the stamp, not the text */
+    guint64 user_vouched, user_ambiguous;
     gboolean summary_agrees;    /* the device's own totals match */
     /* the console's prefix: RS_FMT_* bits of the lines matched, -1 not
      * known (the device's summary says) */

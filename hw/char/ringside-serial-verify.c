@@ -114,6 +114,13 @@ static void verify_report(void *opaque, const rs_verdict_info *vi)
                           vi->user_at, vi->user_len);
         }
         break;
+    case RS_V_USER:
+    case RS_V_UNMATCHED:
+        if (vi->why != RS_WHY_NONE) {
+            n += snprintf(extra + n, sizeof(extra) - n, ",\"why\":\"%s\"",
+                          rs_why_name(vi->why));
+        }
+        break;
     case RS_V_NOTICE:
         n += snprintf(extra + n, sizeof(extra) - n, ",\"count\":%" PRIu64,
                       vi->count);
