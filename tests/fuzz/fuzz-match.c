@@ -61,6 +61,13 @@ static void on_report(void *opaque, const rs_verdict_info *vi)
      * while judging it, keeps its second record */
     fg_check(!vi->has_seq2 || vi->verdict == RS_V_TORN ||
              vi->verdict == RS_V_UNCHECKED);
+    /* only user space's stamped lines are vouched for, or ambiguous */
+    fg_check((unsigned)vi->why < RS_WHY_COUNT);
+    fg_check(vi->why == RS_WHY_NONE ||
+             (vi->verdict == RS_V_USER) ==
+             (vi->why == RS_WHY_VOUCHED || vi->why == RS_WHY_AMBIGUOUS));
+    fg_check(vi->why == RS_WHY_NONE || vi->verdict == RS_V_USER ||
+             vi->verdict == RS_V_UNMATCHED);
 }
 
 FG_HARNESS

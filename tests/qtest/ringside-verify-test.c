@@ -299,23 +299,128 @@ static void test_reordered(void)
     fixture_stop(&f);
 }
 
+/*
+ * The kernel's prefix, but no record says it, and the ring cannot vouch
+ * for its stamp: a record stamped next to it can no longer be read (its
+ * slot holds a newer record's info), so the line may have been that
+ * record's.  Unmatched, and the event says why.
+ */
 static void test_unmatched(void)
 {
     Fixture f = { 0 };
     Ring r;
     g_autofree char *v = NULL;
+    g_autoptr(QDict) e = NULL;
 
     start_attached(&f, &r, "");
     ring_push(&r, "zero");
     ring_push(&r, "one");
+    ring_push(&r, "two");
+    ring_push(&r, "three");
     attach_now(&f);
     print_rec(f.qts, 0, "zero");
-    /* the kernel's prefix, but no record says it */
-    uart_puts(f.qts, "[    0.001500] something no record says\r\n");
+    qtest_writeq(f.qts, RING_INFOS + 2 * INFO_SIZE, 2 + 256);
+    uart_puts(f.qts, "[    0.002500] something no record says\r\n");
     print_rec(f.qts, 1, "one");
     v = line_verdicts(&f);
     g_assert_cmpstr(v, ==, "ok unmatched ok");
+    e = line_event(&f, 1);
+    g_assert_cmpstr(qdict_get_str(e, "why"), ==, "gap");
     g_assert_cmpuint(rs_counter(f.qts, "verdict-unmatched"), ==, 1);
+    fixture_stop(&f);
+}
+
+/*
+ * User space stamps its console lines like the kernel (journald's
+ * ForwardToConsole= does): a stamped line no record prints is user space's
+ * when the ring still holds every record stamped around it, between two
+ * records or after the newest.  One stamped exactly as a record, with
+ * other text, cannot be told from a kernel line damaged beyond
+ * recognition: user space's, "ambiguous", and never the kernel's problem.
+ */
+static void test_user_stamped(void)
+{
+    static const char *const want_why[] = {
+        NULL, "vouched", NULL, "ambiguous", "vouched", NULL,
+    };
+    Fixture f = { 0 };
+    Ring r;
+    g_autofree char *v = NULL;
+    g_autoptr(QDict) sum = NULL;
+    unsigned i;
+
+    start_attached(&f, &r, "");
+    ring_push(&r, "zero");
+    ring_push(&r, "one");
+    ring_push(&r, "two");
+    attach_now(&f);
+    print_rec(f.qts, 0, "zero");
+    uart_puts(f.qts, "[    0.001500] systemd[1]: Started journald.\r\n");
+    print_rec(f.qts, 1, "one");
+    uart_puts(f.qts, "[    0.002000] login[221]: ROOT LOGIN on ttyS0\r\n");
+    uart_puts(f.qts, "[    9.000000] (udev-worker)[99]: later than all\r\n");
+    print_rec(f.qts, 2, "two");
+    v = line_verdicts(&f);
+    g_assert_cmpstr(v, ==, "ok user ok user user ok");
+    for (i = 0; i < G_N_ELEMENTS(want_why); i++) {
+        g_autoptr(QDict) e = line_event(&f, i);
+
+        if (want_why[i]) {
+            g_assert_cmpstr(qdict_get_str(e, "why"), ==, want_why[i]);
+        } else {
+            g_assert_false(qdict_haskey(e, "why"));
+        }
+    }
+    sum = quit_summary(&f);
+    g_assert_cmpint(sub_int(sum, "lines", "user"), ==, 3);
+    g_assert_cmpint(sub_int(sum, "lines", "unmatched"), ==, 0);
+    g_assert_cmpint(sub_int(sum, "lines", "corrupt"), ==, 0);
+    g_assert_cmpint(sub_int(sum, "records", "missing"), ==, 0);
+    fixture_stop(&f);
+}
+
+/*
+ * The kernel's console writes a whole record while user space's stamped
+ * line is still going out: the user line's start is user space's, the
+ * record's line is ok, never corrupt, and the user line's rest is user
+ * space's too.  Two user lines run together are user space's.
+ */
+static void test_user_cut_by_kernel(void)
+{
+    static const char head[] = "[    0.001500] (modprobe)[157]: Executable "
+                               "/sbin/modp";
+    Fixture f = { 0 };
+    Ring r;
+    g_autofree char *v = NULL;
+    g_autoptr(QDict) u = NULL;
+    g_autoptr(QDict) k = NULL;
+    g_autoptr(QDict) sum = NULL;
+
+    start_attached(&f, &r, "");
+    ring_push(&r, "zero");
+    ring_push(&r, "systemd[1]: Started systemd-journald.service.");
+    ring_push(&r, "two");
+    attach_now(&f);
+    print_rec(f.qts, 0, "zero");                        /* bytes 0..20 */
+    uart_puts(f.qts, head);
+    print_rec(f.qts, 1, "systemd[1]: Started systemd-journald.service.");
+    uart_puts(f.qts, "robe missing, skipping\r\n");
+    uart_puts(f.qts, "[    0.002500] agetty[5]: cut at shut[    0.002600] "
+              "systemd-shutdown[1]: Syncing filesystems\r\n");
+    print_rec(f.qts, 2, "two");
+    v = line_verdicts(&f);
+    g_assert_cmpstr(v, ==, "ok user ok user user ok");
+    u = line_event(&f, 1);
+    g_assert_cmpint(qdict_get_int(u, "first"), ==, 21);
+    g_assert_cmpint(qdict_get_int(u, "len"), ==, strlen(head));
+    g_assert_cmpstr(qdict_get_str(u, "why"), ==, "vouched");
+    k = line_event(&f, 2);
+    g_assert_cmpint(qdict_get_int(k, "seq"), ==, 1);
+    g_assert_cmpint(qdict_get_int(k, "first"), ==, 21 + strlen(head));
+    sum = quit_summary(&f);
+    g_assert_cmpint(sub_int(sum, "lines", "corrupt"), ==, 0);
+    g_assert_cmpint(sub_int(sum, "lines", "unmatched"), ==, 0);
+    g_assert_cmpint(sub_int(sum, "records", "missing"), ==, 0);
     fixture_stop(&f);
 }
 
@@ -1364,6 +1469,9 @@ int main(int argc, char **argv)
     qtest_add_func("/ringside-verify/duplicate", test_duplicate);
     qtest_add_func("/ringside-verify/reordered", test_reordered);
     qtest_add_func("/ringside-verify/unmatched", test_unmatched);
+    qtest_add_func("/ringside-verify/user-stamped", test_user_stamped);
+    qtest_add_func("/ringside-verify/user-cut-by-kernel",
+                   test_user_cut_by_kernel);
     qtest_add_func("/ringside-verify/user", test_user);
     qtest_add_func("/ringside-verify/user-prompt", test_user_prompt);
     qtest_add_func("/ringside-verify/user-torn", test_user_torn);
