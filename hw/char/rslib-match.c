@@ -138,7 +138,12 @@ static bool cut_short(const rs_verdict_info *vi)
 static void report(rs_match *m, rs_verdict v, rs_verdict_info *vi)
 {
     vi->verdict = v;
-    if (v == RS_V_CORRUPT && vi->has_seq && cut_short(vi) && !m->held) {
+    /*
+     * An unmatched line is held too: in a storm the record a takeover cut
+     * may be overwritten before its cut copy can be compared with it.
+     */
+    if (((v == RS_V_CORRUPT && vi->has_seq && cut_short(vi)) ||
+         v == RS_V_UNMATCHED) && !m->held) {
         m->held = true;
         m->held_vi = *vi;
         return;
@@ -155,7 +160,8 @@ static void release_held(rs_match *m, bool replayed)
     m->held = false;
     if (replayed) {
         m->held_vi.verdict = RS_V_REPLAYED;
-        m->replay = REPLAY_AFTER_CUT;
+        m->held_vi.why = RS_WHY_NONE;
+        m->replay = m->held_vi.has_seq ? REPLAY_AFTER_CUT : REPLAY_NONE;
         m->replay_seq = m->held_vi.seq;
     }
     emit(m, &m->held_vi);
@@ -1474,6 +1480,19 @@ static void judge_line(rs_match *m, line *l)
     } else if (m->ring) {
         v = unexplained(m, l, &vi.why);
         m->unmatched_run += v == RS_V_UNMATCHED;
+    }
+    /*
+     * Printed as the console prints, stamped just after the oldest record
+     * left, with records before it overwritten: in a storm, its record was
+     * one of those (stamped by a CPU whose clock ran ahead) and the ring
+     * moved on while the line was on the wire.
+     */
+    if (v == RS_V_UNMATCHED && vi.why == RS_WHY_GONE &&
+        l->flags == m->fmt_flags) {
+        m->unmatched_run--;
+        m->gone_credit++;
+        v = RS_V_OVERWRITTEN;
+        vi.why = RS_WHY_NONE;
     }
 
 out:
