@@ -782,6 +782,40 @@ static bool tail_newer(rs_match *m, uint64_t ts_us)
 }
 
 /*
+ * One record of vouch()'s walk, backwards or on: VOUCH_PAST when it is
+ * stamped beyond the margin (the walk ends), VOUCH_ON to go on, else
+ * why the ring cannot vouch.
+ */
+enum { VOUCH_ON = RS_WHY_COUNT, VOUCH_PAST };
+
+static int vouch_step(rs_match *m, uint64_t seq, uint64_t ts_us, bool back,
+                      uint32_t *reads)
+{
+    rs_record rec;
+    rs_rec_status st;
+    uint64_t us;
+
+    if (++*reads > VOUCH_READS) {
+        return RS_WHY_BUSY;
+    }
+    st = rd(m, seq, &rec, NULL, 0);
+    if (st == RS_REC_NOT_YET) {
+        return VOUCH_ON;
+    }
+    if (st != RS_REC_OK && st != RS_REC_NODATA) {
+        return RS_WHY_GAP;
+    }
+    us = rec.ts_nsec / 1000;
+    if (us == ts_us) {
+        return RS_WHY_AMBIGUOUS;
+    }
+    if (back ? us + VOUCH_SKEW_US < ts_us : us > ts_us + VOUCH_SKEW_US) {
+        return VOUCH_PAST;
+    }
+    return VOUCH_ON;
+}
+
+/*
  * Can the ring vouch that no record prints a line stamped ts_us?  A console
  * prints only records the ring holds (finalized, so readable until they are
  * overwritten), each line stamped with its record's time.  The ring vouches
@@ -791,59 +825,31 @@ static bool tail_newer(rs_match *m, uint64_t ts_us)
  */
 static rs_why vouch(rs_match *m, uint64_t ts_us)
 {
-    uint64_t first, next, lo, s, us;
+    uint64_t first, next, lo, s;
     uint32_t reads = 0;
-    bool edge = true;
-    rs_record rec;
-    rs_rec_status st;
+    int step = VOUCH_ON;
 
     if (!m->ring || rs_ring_first_seq(m->ring, &first) != RS_OK ||
         rs_ring_next_seq(m->ring, &next) != RS_OK || first > next) {
         return RS_WHY_GAP;
     }
     lo = ts_lower_bound(m, ts_us, first, next);
-    for (s = lo; s > first && m->ring; s--) {
-        if (++reads > VOUCH_READS) {
-            return RS_WHY_BUSY;
-        }
-        st = rd(m, s - 1, &rec, NULL, 0);
-        if (st == RS_REC_NOT_YET) {
-            continue;
-        }
-        if (st != RS_REC_OK && st != RS_REC_NODATA) {
-            return RS_WHY_GAP;
-        }
-        us = rec.ts_nsec / 1000;
-        if (us == ts_us) {
-            return RS_WHY_AMBIGUOUS;
-        }
-        if (us + VOUCH_SKEW_US < ts_us) {
-            edge = false;
-            break;
-        }
+    for (s = lo; s > first && m->ring && step == VOUCH_ON; s--) {
+        step = vouch_step(m, s - 1, ts_us, true, &reads);
+    }
+    if (step != VOUCH_ON && step != VOUCH_PAST) {
+        return step;
     }
     /* records before the oldest left may have carried the stamp */
-    if (edge && first > 0) {
+    if (step == VOUCH_ON && first > 0) {
         return RS_WHY_GONE;
     }
-    for (s = lo; s < next && m->ring; s++) {
-        if (++reads > VOUCH_READS) {
-            return RS_WHY_BUSY;
-        }
-        st = rd(m, s, &rec, NULL, 0);
-        if (st == RS_REC_NOT_YET) {
-            continue;
-        }
-        if (st != RS_REC_OK && st != RS_REC_NODATA) {
-            return RS_WHY_GAP;
-        }
-        us = rec.ts_nsec / 1000;
-        if (us == ts_us) {
-            return RS_WHY_AMBIGUOUS;
-        }
-        if (us > ts_us + VOUCH_SKEW_US) {
-            break;
-        }
+    step = VOUCH_ON;
+    for (s = lo; s < next && m->ring && step == VOUCH_ON; s++) {
+        step = vouch_step(m, s, ts_us, false, &reads);
+    }
+    if (step != VOUCH_ON && step != VOUCH_PAST) {
+        return step;
     }
     return m->ring ? RS_WHY_VOUCHED : RS_WHY_GAP;
 }
