@@ -11,7 +11,8 @@ build_pkgs=(build-essential pkg-config ninja-build meson ccache bc python3
     linux-source-6.1 seabios qemu-system-data ipxe-qemu)
 test_pkgs=(linux-source-6.12 clang libclang-rt-14-dev crash makedumpfile chromium
     libvirt-daemon libvirt-daemon-driver-qemu libvirt-clients
-    slurmctld slurmd slurm-client munge systemd-journal-remote)
+    slurmctld slurmd slurm-client munge systemd-journal-remote
+    debootstrap)
 
 want=("${build_pkgs[@]}")
 [ "${1:-build}" = test ] && want+=("${test_pkgs[@]}")
