@@ -38,6 +38,18 @@ static const char *const record_names[RS_R_COUNT] = {
     [RS_R_DUPLICATE] = "duplicate",
 };
 
+static const char *const why_names[RS_L1_WHY_COUNT] = {
+    [RS_L1_WHY_NONE] = "",
+    [RS_L1_WHY_NO_RING] = "none",
+    [RS_L1_WHY_UNTRUSTED] = "untrusted",
+    [RS_L1_WHY_BUDGET] = "budget",
+};
+
+const char *rs_l1_why_name(rs_l1_why why)
+{
+    return why < RS_L1_WHY_COUNT ? why_names[why] : "?";
+}
+
 const char *rs_l1_bracket_name(rs_l1_bracket_verdict v)
 {
     return v < RS_B_COUNT ? bracket_names[v] : "?";
@@ -62,11 +74,17 @@ void rs_l1_init(rs_l1 *l, int loglevel, rs_l1_bracket_fn on_bracket,
 void rs_l1_attach(rs_l1 *l, const rs_ring *ring)
 {
     l->ring = ring;
+    l->distrusted = false;
 }
 
-void rs_l1_reset(rs_l1 *l)
+void rs_l1_distrust(rs_l1 *l)
 {
-    memset(l->depth, 0, sizeof(l->depth));
+    l->ring = NULL;
+    l->distrusted = true;
+}
+
+void rs_l1_restart(rs_l1 *l)
+{
     memset(l->partial_seq, 0, sizeof(l->partial_seq));
     memset(l->window, 0, sizeof(l->window));
     l->started = false;
@@ -74,6 +92,12 @@ void rs_l1_reset(rs_l1 *l)
     rs_levels_reset(l->level_seq);
     l->dropped_credit = 0;
     l->replay = false;
+}
+
+void rs_l1_reset(rs_l1 *l)
+{
+    memset(l->depth, 0, sizeof(l->depth));
+    rs_l1_restart(l);
 }
 
 bool rs_l1_busy(const rs_l1 *l)
@@ -433,13 +457,21 @@ static void judge_frame(rs_l1 *l, int cpu, rs_l1_frame *f, bool open)
         f->cr = 0;
     }
     bi.len = f->len;
-    if (f->len == 0 && !f->overlong) {
-        if (!open && !bi.taken) {
-            return;             /* wrote nothing, and was not stopped */
-        }
-        bi.verdict = RS_B_CUT;
+    if (f->len == 0 && !f->overlong && !open && !bi.taken) {
+        return;                 /* wrote nothing, and was not stopped */
     } else if (text_is(f, "\n")) {
         return;                 /* the line break before a takeover's text */
+    } else if (l->distrusted) {
+        /*
+         * Level 0 distrusts the ring: nothing is judged against it, nor
+         * from the bytes alone (a cut, a notice's count), since the
+         * position they would move is forgotten when a ring comes back.
+         */
+        bi.verdict = RS_B_UNCHECKED;
+        bi.why = RS_L1_WHY_UNTRUSTED;
+        l->untrusted++;
+    } else if (f->len == 0 && !f->overlong) {
+        bi.verdict = RS_B_CUT;
     } else if (f->len > 1 && f->text[f->len - 1] == '\n' && !f->overlong &&
                (notice = rs_parse_console_notice(f->text, f->len - 1,
                                                  &count)) != RS_NOTICE_NONE) {
@@ -462,6 +494,7 @@ static void judge_frame(rs_l1 *l, int cpu, rs_l1_frame *f, bool open)
         bi.verdict = RS_B_NOTICE;
     } else if (!l->ring) {
         bi.verdict = RS_B_UNCHECKED;
+        bi.why = RS_L1_WHY_NO_RING;
     } else {
         rs_rec_status st = rs_ring_read_settled(l->ring, f->seq, &rec, text,
                                                 sizeof(text));
@@ -473,6 +506,7 @@ static void judge_frame(rs_l1 *l, int cpu, rs_l1_frame *f, bool open)
             compare(l, f, cr_end, &rec, &bi);
         } else if (rs_ring_budget_out(l->ring)) {
             bi.verdict = RS_B_UNCHECKED;    /* not read: not judged */
+            bi.why = RS_L1_WHY_BUDGET;
             l->under_budget++;
         } else if (text_gone(st) ||
                    (st == RS_REC_NOT_YET &&
@@ -516,7 +550,10 @@ static void judge_frame(rs_l1 *l, int cpu, rs_l1_frame *f, bool open)
         deliver_partial(l, f->seq, RS_R_DAMAGED);
         break;
     case RS_B_UNCHECKED:
-        /* printed while there was no ring: what it skipped goes unjudged */
+        /*
+         * Printed while there was no (trusted) ring: what it skipped goes
+         * unjudged.
+         */
         if (l->started && f->seq >= l->next) {
             l->next = f->seq + 1;
         }
@@ -704,6 +741,9 @@ bool rs_l1_state_ok(const rs_l1 *l, const char **why)
     if (!bad &&
         (l->fmt_flags & ~(RS_FMT_TIME | RS_FMT_CALLER | RS_FMT_SYSLOG))) {
         bad = "l1.fmt_flags: not a prefix format";
+    }
+    if (!bad && l->untrusted > l->brackets[RS_B_UNCHECKED]) {
+        bad = "l1.untrusted: more than the unchecked brackets";
     }
     if (bad && why) {
         *why = bad;

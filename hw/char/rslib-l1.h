@@ -54,9 +54,18 @@ typedef enum rs_l1_bracket_verdict {
     RS_B_OVERWRITTEN,   /* the record left the ring before it could be
                          * compared: counted as delivered, unverified */
     RS_B_BOGUS,         /* the seq names no record in the ring */
-    RS_B_UNCHECKED,     /* no ring to check against yet */
+    RS_B_UNCHECKED,     /* no trusted ring to check against (why) */
     RS_B_COUNT
 } rs_l1_bracket_verdict;
+
+/* Why a bracket is RS_B_UNCHECKED. */
+typedef enum rs_l1_why {
+    RS_L1_WHY_NONE,     /* it is not */
+    RS_L1_WHY_NO_RING,  /* no ring found (yet, or since it was lost) */
+    RS_L1_WHY_UNTRUSTED,    /* the ring is distrusted (rs_l1_distrust()) */
+    RS_L1_WHY_BUDGET,   /* the reader's budget ran out */
+    RS_L1_WHY_COUNT
+} rs_l1_why;
 
 typedef enum rs_l1_record_verdict {
     RS_R_DELIVERED,     /* reached the wire whole (ok, torn, overwritten) */
@@ -71,6 +80,8 @@ typedef enum rs_l1_record_verdict {
 
 const char *rs_l1_bracket_name(rs_l1_bracket_verdict v);
 const char *rs_l1_record_name(rs_l1_record_verdict v);
+/* "none", "untrusted", "budget"; "" for RS_L1_WHY_NONE */
+const char *rs_l1_why_name(rs_l1_why why);
 
 typedef struct rs_l1_frame {
     uint64_t seq;
@@ -102,6 +113,7 @@ typedef struct rs_l1_bracket_info {
     int by_cpu;
     int32_t at, want, got;      /* CORRUPT (-1: no byte) */
     uint64_t count;             /* NOTICE: N */
+    rs_l1_why why;              /* UNCHECKED: why */
 } rs_l1_bracket_info;
 
 typedef struct rs_l1_record_info {
@@ -120,6 +132,11 @@ typedef struct rs_l1 {
     rs_l1_record_fn on_record;
     void *opaque;
     int loglevel;               /* console_loglevel, 0: infer */
+    /*
+     * No ring because the one there is distrusted (rs_l1_distrust()):
+     * every bracket is judged UNCHECKED until a ring is attached again.
+     */
+    bool distrusted;
 
     rs_l1_frame frames[RS_L1_SLOTS * RS_L1_DEPTH];  /* [slot][depth] */
     uint8_t depth[RS_L1_SLOTS];
@@ -147,6 +164,11 @@ typedef struct rs_l1 {
      * the reader's budget ran out (rs_vm.budget).  Not migrated.
      */
     uint64_t under_budget;
+    /*
+     * Brackets judged UNCHECKED because the ring was distrusted (of
+     * brackets[RS_B_UNCHECKED]).
+     */
+    uint64_t untrusted;
     bool user_open;             /* a user space line is under way */
     /*
      * The kernel wrote "** replaying previous printk message **": the next
@@ -159,6 +181,19 @@ void rs_l1_init(rs_l1 *l, int loglevel, rs_l1_bracket_fn on_bracket,
                 rs_l1_record_fn on_record, void *opaque);
 /* Judge against ring from now on (kept by pointer); NULL: no ring. */
 void rs_l1_attach(rs_l1 *l, const rs_ring *ring);
+/*
+ * The ring is there but breaks its rules (the device's level 0 distrusts
+ * it): judge nothing against it.  Every bracket is UNCHECKED, "untrusted",
+ * and no record is judged, until rs_l1_attach() gives a ring again.
+ */
+void rs_l1_distrust(rs_l1 *l);
+/*
+ * A ring attached anew (a new note, or the same ring found again after it
+ * was lost or distrusted): forget the console's position and what was
+ * judged below it, so that nothing from before is judged against it.
+ * Open brackets and the counters are kept.
+ */
+void rs_l1_restart(rs_l1 *l);
 /* A new boot: forget brackets and position, keep the counters. */
 void rs_l1_reset(rs_l1 *l);
 
