@@ -218,7 +218,7 @@ else
 	put usr/local/sbin/ringside-end 755 <<-'EOF'
 	#!/bin/sh
 	# End the run once root has logged in on ttyS0 and the two services
-	# are done (60 s at most): ringside.end=panic|poweroff, else as
+	# are done (120 s at most): ringside.end=panic|poweroff, else as
 	# ringside run's case says.
 	end= case_end=poweroff
 	for w in $(cat /proc/cmdline); do
@@ -229,14 +229,14 @@ else
 	done
 	end=${end:-$case_end}
 	i=0
-	while [ $i -lt 120 ]; do
+	while [ $i -lt 240 ]; do
 	    [ -e /run/ringside-login ] &&
 	        systemctl -q is-active ringside-chatter.service ringside-flaky.service &&
 	        break
 	    sleep 0.5
 	    i=$((i + 1))
 	done
-	[ -e /run/ringside-login ] || seen=" no login after 60 s,"
+	[ -e /run/ringside-login ] || seen=" no login after 120 s,"
 	unit=ringside-flaky.service
 	echo "ringside-end:${seen-} $unit $(systemctl is-active $unit) after" \
 	    "$(systemctl show -P NRestarts $unit) restarts; $end in 2 s" >/dev/console
