@@ -279,10 +279,26 @@ static void attach_vm_init(RingsideSerialState *s, rs_vm *vm,
     vm->budget = &s->budget;
 }
 
+/*
+ * Level 1 follows the state level 0 gives the ring: with a ring level 0
+ * distrusts it judges nothing, and otherwise it has no ring until
+ * attach_from_text() gives it one that level 0 has opened and still
+ * trusts once the lines from before it are judged.
+ */
+static void attach_l1_follow(RingsideSerialState *s)
+{
+    if (s->ring_state == RS_RING_UNTRUSTED) {
+        ringside_ext_untrusted(s);
+    } else {
+        ringside_ext_ring(s, NULL, false);
+    }
+}
+
 static void attach_set_state(RingsideSerialState *s, int state)
 {
     s->ring_state = state;
     trace_ringside_serial_ring(ringside_ring_state_names[state]);
+    attach_l1_follow(s);
 }
 
 /* Log a cause of distrust, rate-limited per cause. */
@@ -352,7 +368,14 @@ static void attach_from_text(RingsideSerialState *s, const char *text,
                            note_gpa, s->vmci.osrelease, s->ring.count,
                            s->ring.data_size, next);
     ringside_verify_attached(s, resumed);
-    ringside_ext_ring(s, &s->ring);
+    /*
+     * Level 0's replay of the lines from before the ring may have found
+     * it breaking its rules (now untrusted) or found a new kernel's note
+     * (looking again): level 1 judges only against a ring level 0 trusts.
+     */
+    if (s->ring_state == RS_RING_ATTACHED && s->match.ring == &s->ring) {
+        ringside_ext_ring(s, &s->ring, resumed);
+    }
 }
 
 /*
@@ -404,7 +427,6 @@ bool ringside_attach_note_unchanged(RingsideSerialState *s)
 /* Forget the ring and look for one again (a new kernel, a reset). */
 void ringside_attach_restart(RingsideSerialState *s, const char *why)
 {
-    ringside_ext_ring(s, NULL);
     attach_set_state(s, RS_RING_NONE);
     s->scan_gpa = 0;
     ringside_events_printf(s, "{\"v\":%d,\"ev\":\"ring\",\"state\":"
@@ -419,7 +441,6 @@ void ringside_attach_untrusted(RingsideSerialState *s, const char *why)
 {
     char buf[128];
 
-    ringside_ext_ring(s, NULL);
     attach_set_state(s, RS_RING_UNTRUSTED);
     attach_log_cause(s, why, NULL);
     g_strlcpy(buf, why, sizeof(buf));
@@ -447,6 +468,13 @@ static void attach_post_load(RingsideSerialState *s)
     g_autofree char *text = g_malloc(RS_VMCI_TEXT_MAX);
     size_t len = 0;
 
+    /*
+     * The loaded ring state stands for level 1 too: a ring distrusted when
+     * the state was saved is not judged against after it is loaded (nor
+     * the ring this device had attached before a loadvm), and a ring is
+     * given back only once it is open again.
+     */
+    attach_l1_follow(s);
     if (s->ring_state == RS_RING_ATTACHED &&
         attach_read_note(s, s->note_gpa,
                          RS_NOTE_HDR_SIZE + RS_VMCI_TEXT_MAX, text, &len)) {

@@ -177,6 +177,10 @@ static void ext_bracket_event(RingsideSerialState *s,
         n += snprintf(extra + n, sizeof(extra) - n, ",\"count\":%" PRIu64,
                       bi->count);
     }
+    if (bi->verdict == RS_B_UNCHECKED && bi->why != RS_L1_WHY_NONE) {
+        n += snprintf(extra + n, sizeof(extra) - n, ",\"why\":\"%s\"",
+                      rs_l1_why_name(bi->why));
+    }
     if (run > 1) {
         n += snprintf(extra + n, sizeof(extra) - n, ",\"count\":%" PRIu64,
                       run);
@@ -333,11 +337,33 @@ void ringside_ext_byte(RingsideSerialState *s, uint8_t byte, uint64_t index,
     }
 }
 
-void ringside_ext_ring(RingsideSerialState *s, const rs_ring *ring)
+/*
+ * Level 1 follows level 0's trust (ringside-serial-attach.c calls these
+ * as the ring state changes): a ring it judges against, none, or one it
+ * must not judge against.  A ring attached anew (not resumed after a
+ * load) starts level 1 afresh on it: the records from before, the
+ * stretch without a trusted ring among them, are not judged.
+ */
+void ringside_ext_ring(RingsideSerialState *s, const rs_ring *ring,
+                       bool resumed)
 {
-    if (s->ext_base) {
-        rs_l1_attach(&s->l1, ring);
+    if (!s->ext_base) {
+        return;
     }
+    trace_ringside_serial_l1_ring(ring ? "attached" : "none", resumed);
+    if (ring && !resumed) {
+        rs_l1_restart(&s->l1);
+    }
+    rs_l1_attach(&s->l1, ring);
+}
+
+void ringside_ext_untrusted(RingsideSerialState *s)
+{
+    if (!s->ext_base) {
+        return;
+    }
+    trace_ringside_serial_l1_ring("untrusted", false);
+    rs_l1_distrust(&s->l1);
 }
 
 /* The guest stopped for good: judge what is open and what was skipped. */
@@ -359,13 +385,14 @@ void ringside_ext_finish(RingsideSerialState *s)
         ",\"cut\":%" PRIu64 ",\"damaged\":%" PRIu64 ",\"dropped\":%" PRIu64
         ",\"filtered\":%" PRIu64 ",\"duplicate\":%" PRIu64 "},"
         "\"takeovers\":%" PRIu64 ",\"unattributed\":%" PRIu64
-        ",\"user\":%" PRIu64 ",\"under_budget\":%" PRIu64 "}\n",
+        ",\"user\":%" PRIu64 ",\"under_budget\":%" PRIu64
+        ",\"untrusted\":%" PRIu64 "}\n",
         RINGSIDE_EVENTS_VERSION, b[RS_B_OK], b[RS_B_TORN], b[RS_B_CUT],
         b[RS_B_CORRUPT], b[RS_B_NOTICE], b[RS_B_OVERWRITTEN], b[RS_B_BOGUS],
         b[RS_B_UNCHECKED], r[RS_R_DELIVERED], r[RS_R_MISSING], r[RS_R_CUT],
         r[RS_R_DAMAGED], r[RS_R_DROPPED], r[RS_R_FILTERED],
         r[RS_R_DUPLICATE], s->l1.takeovers, s->l1.unattributed,
-        s->l1.user_lines, s->l1.under_budget);
+        s->l1.user_lines, s->l1.under_budget, s->l1.untrusted);
 }
 
 /* The window's own state: the knock, the answer, what the guest said. */
@@ -448,6 +475,8 @@ void ringside_ext_add_props(Object *obj)
                                    &s->l1.under_budget, OBJ_PROP_FLAG_READ);
     object_property_add_uint64_ptr(obj, "l1-user", &s->l1.user_lines,
                                    OBJ_PROP_FLAG_READ);
+    object_property_add_uint64_ptr(obj, "l1-untrusted", &s->l1.untrusted,
+                                   OBJ_PROP_FLAG_READ);
     object_property_add_bool(obj, "announced", ext_get_announced, NULL);
 }
 
@@ -477,6 +506,9 @@ static int ext_pre_load(void *opaque)
                      "(ext=0 or ring=off)");
         return -EINVAL;
     }
+    /* sent only when not 0: a stream without them means 0 */
+    s->l1.under_budget = 0;
+    s->l1.untrusted = 0;
     return 0;
 }
 
@@ -540,6 +572,29 @@ static const VMStateDescription vmstate_ringside_ext_budget = {
     }
 };
 
+static bool ext_untrusted_needed(void *opaque)
+{
+    RingsideSerialState *s = opaque;
+
+    return s->l1.untrusted != 0;
+}
+
+/*
+ * Brackets left unchecked because level 0 distrusted the ring: the
+ * summary counts them from boot.  post_load checks it against the
+ * unchecked brackets (rs_l1_state_ok()).
+ */
+static const VMStateDescription vmstate_ringside_ext_untrusted = {
+    .name = "ringside-serial/ext/untrusted",
+    .version_id = 1,
+    .minimum_version_id = 1,
+    .needed = ext_untrusted_needed,
+    .fields = (VMStateField[]) {
+        VMSTATE_UINT64(L(untrusted), RingsideSerialState),
+        VMSTATE_END_OF_LIST()
+    }
+};
+
 const VMStateDescription vmstate_ringside_ext = {
     .name = "ringside-serial/ext",
     .version_id = 3,            /* 3: user space's lines counted */
@@ -578,6 +633,7 @@ const VMStateDescription vmstate_ringside_ext = {
     },
     .subsections = (const VMStateDescription * []) {
         &vmstate_ringside_ext_budget,
+        &vmstate_ringside_ext_untrusted,
         NULL
     }
 };

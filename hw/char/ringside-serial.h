@@ -303,7 +303,9 @@ void ringside_ext_scr_write(RingsideSerialState *s, uint8_t val);
 bool ringside_ext_scr_read(RingsideSerialState *s, uint64_t *val);
 void ringside_ext_byte(RingsideSerialState *s, uint8_t byte, uint64_t index,
                        bool lost);
-void ringside_ext_ring(RingsideSerialState *s, const rs_ring *ring);
+void ringside_ext_ring(RingsideSerialState *s, const rs_ring *ring,
+                       bool resumed);
+void ringside_ext_untrusted(RingsideSerialState *s);
 void ringside_ext_finish(RingsideSerialState *s);
 void ringside_ext_add_props(Object *obj);
 void ringside_ext_forget(RingsideSerialState *s);
