@@ -905,6 +905,258 @@ static void test_early_announce_hostile(void)
     fixture_stop(&f);
 }
 
+/* ---- level 1 follows level 0's trust ---- */
+
+/*
+ * Eight records, "r0".."r7"; *b1 and *e1 are record 1's text block, for
+ * putting back the descriptor break_desc1() breaks.
+ */
+static void push_eight(Ring *r, uint64_t *b1, uint64_t *e1)
+{
+    char text[8];
+    int i;
+
+    for (i = 0; i < 8; i++) {
+        if (i == 1) {
+            *b1 = r->lpos;
+        }
+        g_snprintf(text, sizeof(text), "r%d", i);
+        ring_push(r, text);
+        if (i == 1) {
+            *e1 = r->lpos;
+        }
+    }
+}
+
+/* Record 1's descriptor claims another slot's id: a ring breaking a rule */
+static void break_desc1(Ring *r)
+{
+    ring_write_desc(r, 1, SV_FINALIZED | 5, 0, 16);
+}
+
+static void bracket_rec(QTestState *qts, uint64_t seq)
+{
+    g_autofree char *text = g_strdup_printf("r%" PRIu64, seq);
+
+    bracket(qts, seq, text);
+}
+
+/* Every unchecked bracket says why, and says it is the ring's distrust. */
+static void assert_unchecked_untrusted(Fixture *f, unsigned expect)
+{
+    g_autoptr(GPtrArray) br = events_of(f->events, "bracket");
+    unsigned i, n = 0;
+
+    for (i = 0; i < br->len; i++) {
+        QDict *b = br->pdata[i];
+
+        if (strcmp(qdict_get_str(b, "verdict"), "unchecked")) {
+            continue;
+        }
+        g_assert_true(qdict_haskey(b, "why"));
+        g_assert_cmpstr(qdict_get_str(b, "why"), ==, "untrusted");
+        n++;
+    }
+    g_assert_cmpuint(n, ==, expect);
+}
+
+/*
+ * Level 1 follows level 0's trust.  The console wrote two lines before
+ * the guest announced its ring; level 0 judges them when the ring comes,
+ * before the announcing write returns, and the second leads it to a
+ * record that breaks the ring's rules: the ring is untrusted.  Level 1
+ * must not judge against it either: the records bracketed meanwhile are
+ * "unchecked" (why: "untrusted") and none that the console went past is
+ * missing.  (It used to be given the ring anyway: ok brackets, and every
+ * record between and after them missing, blamed on the kernel.)  A note
+ * at another address describing a sane ring is trusted again; level 1
+ * judges from there on, and the distrusted stretch is not blamed then.
+ */
+static void test_untrusted_at_attach(void)
+{
+    g_autofree char *text = vmcoreinfo_61(START_KERNEL_MAP + PRB_PTR_PA);
+    g_autofree char *st = NULL;
+    g_autofree char *st2 = NULL;
+    g_autofree char *v = NULL;
+    g_autofree char *rv = NULL;
+    g_autoptr(QDict) sum = NULL;
+    Fixture f = { 0 };
+    Ring r;
+    uint64_t b1 = 0, e1 = 0;
+
+    fixture_start_opts(&f, EVENTS_FILE, "");
+    ring_init(&r, f.qts, 8, 16);
+    push_eight(&r, &b1, &e1);
+    break_desc1(&r);
+    /* before the ring is known: kept for level 0, no brackets yet */
+    print_rec(f.qts, 0, "r0");
+    uart_puts(f.qts, "[    0.002000] not record 1\r\n");
+    announce(f.qts, NOTE_PA);
+    st = ring_state(f.qts);
+    g_assert_cmpstr(st, ==, "untrusted");
+
+    bracket_rec(f.qts, 2);
+    bracket_rec(f.qts, 5);
+    v = verdicts_of(&f, "bracket");
+    g_assert_cmpstr(v, ==, "unchecked:2 unchecked:5");
+    assert_unchecked_untrusted(&f, 2);
+    g_assert_cmpuint(rs_counter(f.qts, "l1-bracket-ok"), ==, 0);
+    g_assert_cmpuint(rs_counter(f.qts, "l1-untrusted"), ==, 2);
+    g_assert_cmpuint(rs_counter(f.qts, "l1-record-missing"), ==, 0);
+
+    /* a sane ring announced anew: trusted, judged from its next record */
+    ring_write_desc(&r, 1, SV_FINALIZED | 1, b1, e1);
+    put_note(f.qts, NOTE_PA + 0x1000, text);
+    announce(f.qts, NOTE_PA + 0x1000);
+    st2 = ring_state(f.qts);
+    g_assert_cmpstr(st2, ==, "attached");
+    bracket_rec(f.qts, 7);
+    g_free(v);
+    v = verdicts_of(&f, "bracket");
+    g_assert_cmpstr(v, ==, "unchecked:2 unchecked:5 ok:7");
+
+    sum = quit_event(&f, "l1-summary");
+    rv = verdicts_of(&f, "l1-record");
+    g_assert_cmpstr(rv, ==, "");
+    g_assert_cmpint(sub_int(sum, "records", "missing"), ==, 0);
+    g_assert_cmpint(sub_int(sum, "records", "delivered"), ==, 1);
+    g_assert_cmpint(sub_int(sum, "brackets", "ok"), ==, 1);
+    g_assert_cmpint(sub_int(sum, "brackets", "unchecked"), ==, 2);
+    g_assert_cmpint(qdict_get_int(sum, "untrusted"), ==, 2);
+    fixture_stop(&f);
+}
+
+/*
+ * The ring distrusted while level 1 judges: level 0 finds record 1
+ * breaking the ring's rules as its line ends, inside the record's
+ * bracket.  That bracket and the ones after it are unchecked
+ * ("untrusted"), and the records they skipped, or the console never
+ * reached, are not missing.
+ */
+static void test_untrusted_live(void)
+{
+    g_autofree char *v = NULL;
+    g_autofree char *rv = NULL;
+    g_autoptr(QDict) sum = NULL;
+    g_autofree char *st = NULL;
+    Fixture f = { 0 };
+    Ring r;
+    uint64_t b1 = 0, e1 = 0;
+
+    start_announced(&f, &r);
+    push_eight(&r, &b1, &e1);
+    bracket_rec(f.qts, 0);
+    break_desc1(&r);
+    bracket_rec(f.qts, 1);
+    st = ring_state(f.qts);
+    g_assert_cmpstr(st, ==, "untrusted");
+    bracket_rec(f.qts, 3);
+    /* a dropped notice says nothing level 1 would credit now */
+    begin(f.qts, 5);
+    uart_puts(f.qts, "** 1 printk messages dropped **\r\n");
+    end(f.qts, 5);
+    bracket_rec(f.qts, 5);
+    v = verdicts_of(&f, "bracket");
+    g_assert_cmpstr(v, ==,
+                    "ok:0 unchecked:1 unchecked:3 unchecked:5 unchecked:5");
+    assert_unchecked_untrusted(&f, 4);
+    sum = quit_event(&f, "l1-summary");
+    rv = verdicts_of(&f, "l1-record");
+    g_assert_cmpstr(rv, ==, "");
+    g_assert_cmpint(sub_int(sum, "records", "missing"), ==, 0);
+    g_assert_cmpint(sub_int(sum, "records", "delivered"), ==, 1);
+    g_assert_cmpint(sub_int(sum, "brackets", "unchecked"), ==, 4);
+    g_assert_cmpint(qdict_get_int(sum, "untrusted"), ==, 4);
+    fixture_stop(&f);
+}
+
+/* A qcow2 disk in dir, for savevm and loadvm. */
+static void snapshot_disk(QTestState *qts, const char *dir)
+{
+    g_autofree char *img = g_build_filename(dir, "disk.qcow2", NULL);
+
+    g_assert_true(g_file_set_contents(img, "", 0, NULL));
+    qtest_qmp_assert_success(qts, "{ 'execute': 'blockdev-add', "
+                             "'arguments': { 'driver': 'file', "
+                             "'node-name': 'img', 'filename': %s } }", img);
+    qtest_qmp_assert_success(qts, "{ 'execute': 'blockdev-create', "
+                             "'arguments': { 'job-id': 'mk', 'options': "
+                             "{ 'driver': 'qcow2', 'file': 'img', "
+                             "'size': 1048576 } } }");
+    for (;;) {
+        QDict *ev = qtest_qmp_eventwait_ref(qts, "JOB_STATUS_CHANGE");
+        bool done = !strcmp(qdict_get_str(qdict_get_qdict(ev, "data"),
+                                          "status"), "concluded");
+
+        qobject_unref(ev);
+        if (done) {
+            break;
+        }
+    }
+    qtest_qmp_assert_success(qts, "{ 'execute': 'job-dismiss', "
+                             "'arguments': { 'id': 'mk' } }");
+    qtest_qmp_assert_success(qts, "{ 'execute': 'blockdev-add', "
+                             "'arguments': { 'driver': 'qcow2', "
+                             "'node-name': 'disk', 'file': 'img' } }");
+    unlink(img);            /* the open file lives on until QEMU quits */
+}
+
+static void hmp_ok(QTestState *qts, const char *cmd)
+{
+    QDict *rsp = qtest_qmp(qts, "{ 'execute': 'human-monitor-command', "
+                           "'arguments': { 'command-line': %s } }", cmd);
+
+    g_assert_cmpstr(qdict_get_str(rsp, "return"), ==, "");
+    qobject_unref(rsp);
+}
+
+/*
+ * A snapshot taken while the ring was distrusted, loaded into a device
+ * that trusts a ring again: the loaded state says the ring is untrusted,
+ * and level 1 follows it, saying why.  (The reset loadvm does first had
+ * already taken level 1's ring away, but its brackets said no more than
+ * "no ring yet".)
+ */
+static void test_untrusted_loadvm(void)
+{
+    g_autofree char *text = vmcoreinfo_61(START_KERNEL_MAP + PRB_PTR_PA);
+    g_autofree char *v = NULL;
+    g_autofree char *st = NULL;
+    g_autofree char *st2 = NULL;
+    g_autofree char *st3 = NULL;
+    Fixture f = { 0 };
+    Ring r;
+    uint64_t b1 = 0, e1 = 0;
+
+    start_announced(&f, &r);
+    snapshot_disk(f.qts, f.dir);
+    push_eight(&r, &b1, &e1);
+    bracket_rec(f.qts, 0);
+    break_desc1(&r);
+    bracket_rec(f.qts, 1);
+    st = ring_state(f.qts);
+    g_assert_cmpstr(st, ==, "untrusted");
+    hmp_ok(f.qts, "savevm distrusted");
+
+    ring_write_desc(&r, 1, SV_FINALIZED | 1, b1, e1);
+    put_note(f.qts, NOTE_PA + 0x1000, text);
+    announce(f.qts, NOTE_PA + 0x1000);
+    st2 = ring_state(f.qts);
+    g_assert_cmpstr(st2, ==, "attached");
+    bracket_rec(f.qts, 2);
+
+    hmp_ok(f.qts, "loadvm distrusted");
+    st3 = ring_state(f.qts);
+    g_assert_cmpstr(st3, ==, "untrusted");
+    bracket_rec(f.qts, 3);
+    v = verdicts_of(&f, "bracket");
+    g_assert_cmpstr(v, ==, "ok:0 unchecked:1 ok:2 unchecked:3");
+    assert_unchecked_untrusted(&f, 2);
+    g_assert_cmpuint(rs_counter(f.qts, "l1-untrusted"), ==, 2);
+    g_assert_cmpuint(rs_counter(f.qts, "l1-record-missing"), ==, 0);
+    fixture_stop(&f);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -927,5 +1179,9 @@ int main(int argc, char **argv)
     qtest_add_func("/ringside-ext/early-announce", test_early_announce);
     qtest_add_func("/ringside-ext/early-announce-hostile",
                    test_early_announce_hostile);
+    qtest_add_func("/ringside-ext/untrusted-at-attach",
+                   test_untrusted_at_attach);
+    qtest_add_func("/ringside-ext/untrusted-live", test_untrusted_live);
+    qtest_add_func("/ringside-ext/untrusted-loadvm", test_untrusted_loadvm);
     return g_test_run();
 }
