@@ -22,7 +22,7 @@ static const char *const bracket_notes[RS_N_BRACKET_VERDICTS] = {
     "bytes differ from the record", "the kernel's own count",
     "left the ring before it could be compared",
     "the kernel marked a record that is not in the ring",
-    "marked before the ring was found",
+    "no trusted ring to check it against",
 };
 static const char *const record_notes[RS_N_L1_RECORD_VERDICTS] = {
     "", "at a printed level, never on the wire",
@@ -72,6 +72,7 @@ void rs_l1_report_build(const RsEventStream *s, RsL1Report *r)
         r->takeovers = summary_count(s, "", "takeovers", &found);
         r->unattributed = summary_count(s, "", "unattributed", &found);
         r->user = summary_count(s, "", "user", &found);
+        r->untrusted = summary_count(s, "", "untrusted", &found);
         for (k = 0; k < RS_N_BRACKET_VERDICTS; k++) {
             if (summary_count(s, "bracket-", rs_bracket_verdicts[k],
                               &found) != r->brackets[k] || !found) {
@@ -118,6 +119,10 @@ void rs_l1_report_print(FILE *f, const RsEventStream *s, const RsL1Report *r)
             total, r->cpus, r->cpus == 1 ? "" : "s");
     rs_verdict_print_rows(f, rs_bracket_verdicts, r->brackets, bracket_notes,
                           RS_N_BRACKET_VERDICTS);
+    if (r->untrusted) {
+        fprintf(f, "    of them %" G_GUINT64_FORMAT " while level 0 "
+                "distrusted the ring\n", r->untrusted);
+    }
     fprintf(f, "ring records\n");
     rs_verdict_print_rows(f, rs_l1_record_verdicts, r->records, record_notes,
                           RS_N_L1_RECORD_VERDICTS);

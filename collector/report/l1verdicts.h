@@ -22,6 +22,8 @@ typedef struct {
     guint64 records[RS_N_L1_RECORD_VERDICTS];
     guint64 takeovers, unattributed;
     guint64 user;       /* lines of bytes outside any bracket */
+    /* unchecked brackets marked while level 0 distrusted the ring */
+    guint64 untrusted;
     guint cpus;             /* vCPUs that wrote records */
     gboolean summary_agrees;
     /* torn, corrupt and bogus brackets; missing, cut, damaged and
