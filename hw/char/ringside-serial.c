@@ -26,6 +26,7 @@
 #include "qemu/log.h"
 #include "qemu/error-report.h"
 #include "hw/acpi/acpi_aml_interface.h"
+#include "hw/irq.h"
 #include "hw/core/cpu.h"
 #include "hw/qdev-properties.h"
 #include "hw/qdev-properties-system.h"
@@ -392,6 +393,9 @@ static uint64_t ringside_serial_read(void *opaque, hwaddr addr, unsigned size)
     RingsideSerialState *s = opaque;
     uint64_t val;
 
+    if (unlikely(s->load_incomplete)) {
+        ringside_load_forget(s);    /* a stopped guest's state is read too */
+    }
     if (addr == RS_REG_SCR && s->ext_base && ringside_ext_scr_read(s, &val)) {
         return val;
     }
@@ -417,6 +421,9 @@ static void ringside_serial_write(void *opaque, hwaddr addr, uint64_t val,
 {
     RingsideSerialState *s = opaque;
 
+    if (unlikely(s->load_incomplete)) {
+        ringside_load_forget(s);
+    }
     ringside_cost_begin(s, RS_COST_ACCESS);
     ringside_serial_do_write(s, addr, val, size);
     ringside_cost_end(s);
@@ -481,6 +488,384 @@ static bool ringside_parse_mode(const char *prop, const char *val,
 }
 
 /*
+ * The embedded 16550's state.  QEMU's vmstate_serial trusts what it loads
+ * (the receive FIFO's head indexes the heap; a pending retry of its own
+ * transmitter makes its post_load send bytes, or assert), and it acts on
+ * the state in its post_load, before anything of ringside's runs.  So
+ * the device describes the UART itself, in the very same wire format
+ * (section "serial", version 3, same fields and subsections, each sent
+ * when QEMU's would be), and checks every field before it sets up what
+ * QEMU's post_load would: streams of either stay loadable by both.
+ *
+ * Beyond range checks, it refuses what this device cannot have saved:
+ * the UART's own transmitter never runs here (ringside's does, and the
+ * UART only loops bytes back in loopback mode, at once), so its shift
+ * register, transmit FIFO and retry are always empty and LSR says so,
+ * and THRE's interrupt is the device's, never enabled in the UART.
+ */
+#define RS_UART_IER_ALL         0x0f
+#define RS_UART_IIR_ALL_ID      0x3f    /* ID, and two bits never set */
+#define RS_UART_IIR_FIFO        0xc0
+#define RS_UART_IIR_RLSI        0x06
+#define RS_UART_IIR_RDI         0x04
+#define RS_UART_IIR_CTI         0x0c
+#define RS_UART_LCR_BREAK       0x40
+#define RS_UART_MCR_ALL         0x1f
+#define RS_UART_MCR_OUT2        0x08
+#define RS_UART_LSR_FIFO_ERR    0x80    /* QEMU's model never sets it */
+#define RS_UART_MSR_DCD         0x80
+#define RS_UART_MSR_DSR         0x20
+#define RS_UART_MSR_CTS         0x10
+#define RS_UART_FCR_STICKY      0xc9    /* enable, DMA mode, trigger level */
+#define RS_UART_DIVISOR_RESET   12      /* 9600 baud from 1.8432 MHz */
+
+/* FCR as QEMU's model keeps it: the FIFO bits of IIR and the trigger. */
+static void ringside_uart_set_fcr(SerialState *u, uint8_t fcr)
+{
+    static const uint8_t trigger[4] = { 1, 4, 8, 14 };
+
+    u->fcr = fcr;
+    u->recv_fifo_itl = trigger[fcr >> 6];
+    u->iir &= ~RS_UART_IIR_FIFO;
+    if (fcr & RS_FCR_FE) {
+        u->iir |= RS_UART_IIR_FIFO;
+    }
+}
+
+/*
+ * The UART as a reset leaves it, and its FIFOs off: after a refused load
+ * nothing it holds may come from the stream.
+ */
+static void ringside_uart_reset(RingsideSerialState *s)
+{
+    SerialState *u = &s->serial;
+
+    trace_ringside_serial_uart_reset();
+    if (u->watch_tag) {
+        g_source_remove(u->watch_tag);
+        u->watch_tag = 0;
+    }
+    timer_del(u->fifo_timeout_timer);
+    timer_del(u->modem_status_poll);
+    fifo8_reset(&u->recv_fifo);
+    fifo8_reset(&u->xmit_fifo);
+    u->divider = RS_UART_DIVISOR_RESET;
+    u->rbr = u->thr = u->tsr = 0;
+    u->ier = u->lcr = u->scr = 0;
+    u->iir = RS_IIR_NO_INT;
+    u->lsr = RS_LSR_TEMT | RS_LSR_THRE;
+    u->msr = RS_UART_MSR_DCD | RS_UART_MSR_DSR | RS_UART_MSR_CTS;
+    u->mcr = RS_UART_MCR_OUT2;
+    u->tsr_retry = 0;
+    u->thr_ipending = 0;
+    u->timeout_ipending = 0;
+    u->last_break_enable = 0;
+    u->poll_msl = 0;            /* the next MSR read asks the backend */
+    ringside_uart_set_fcr(u, 0);
+    /* the model's own setter: character time and the backend's line */
+    serial_set_frequency(u, u->baudbase);
+    u->last_xmit_ts = qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL);
+    qemu_irq_lower(u->irq);
+}
+
+static const char *ringside_uart_fifo_bad(const Fifo8 *f, bool xmit)
+{
+    if (f->head >= f->capacity) {
+        return xmit ? "serial.xmit_fifo.head: past the FIFO" :
+                      "serial.recv_fifo.head: past the FIFO";
+    }
+    if (f->num > f->capacity) {
+        return xmit ? "serial.xmit_fifo.num: more than the FIFO holds" :
+                      "serial.recv_fifo.num: more than the FIFO holds";
+    }
+    if (xmit && f->num) {
+        return "serial.xmit_fifo.num: bytes in the UART's transmit FIFO, "
+               "which this device never leaves holding any";
+    }
+    return NULL;
+}
+
+/*
+ * Why the UART's state as loaded so far is refused, or NULL.  Every
+ * field is checked: those the model indexes with (the FIFOs' head and
+ * num), compares to an enum (thr_ipending, timeout_ipending, poll_msl),
+ * derives its transmitter from (tsr_retry, LSR, the transmit FIFO) and
+ * the registers with bits no write can set.  The divisor may be any: a
+ * guest can program each of them, the model rates 0 as 3500 baud, and
+ * what is divided by (the character time) is computed again, not loaded.
+ */
+static const char *ringside_uart_state_bad(const SerialState *u)
+{
+    uint8_t id = u->iir & RS_UART_IIR_ALL_ID;
+    const char *why;
+
+    if (u->ier & ~RS_UART_IER_ALL) {
+        return "serial.ier: bits a 16550 lacks";
+    }
+    if (u->ier & RS_IER_THRI) {
+        return "serial.ier: THRE interrupt enabled in the UART (this "
+               "device raises it itself)";
+    }
+    if (id != RS_IIR_NO_INT && id != RS_IIR_MSI && id != RS_UART_IIR_RLSI &&
+        id != RS_UART_IIR_RDI && id != RS_UART_IIR_CTI) {
+        return "serial.iir: not an interrupt the UART raises here";
+    }
+    if (u->mcr & ~RS_UART_MCR_ALL) {
+        return "serial.mcr: bits a 16550 lacks";
+    }
+    if (u->tsr_retry) {
+        return "serial.tsr_retry: a byte the UART's own transmitter "
+               "retries (it never sends here)";
+    }
+    if (u->lsr & RS_UART_LSR_FIFO_ERR) {
+        return "serial.lsr: a receive FIFO error QEMU's 16550 never flags";
+    }
+    if ((u->lsr & (RS_LSR_THRE | RS_LSR_TEMT)) !=
+        (RS_LSR_THRE | RS_LSR_TEMT)) {
+        return "serial.lsr: THR or the shift register busy (the UART's "
+               "transmitter never runs here)";
+    }
+    if (u->fcr_vmstate & ~RS_UART_FCR_STICKY) {
+        return "serial.fcr_vmstate: bits FCR does not keep";
+    }
+    if (u->thr_ipending < -1 || u->thr_ipending > 1) {
+        return "serial.thr_ipending: neither 0 nor 1";
+    }
+    why = ringside_uart_fifo_bad(&u->recv_fifo, false);
+    if (!why) {
+        why = ringside_uart_fifo_bad(&u->xmit_fifo, true);
+    }
+    if (why) {
+        return why;
+    }
+    if (u->timeout_ipending < 0 || u->timeout_ipending > 1) {
+        return "serial.timeout_ipending: neither 0 nor 1";
+    }
+    if (u->poll_msl < -1 || u->poll_msl > 1) {
+        return "serial.poll_msl: not -1, 0 or 1";
+    }
+    return NULL;
+}
+
+static RingsideSerialState *ringside_of_uart(SerialState *u)
+{
+    return container_of(u, RingsideSerialState, serial);
+}
+
+static int ringside_uart_pre_save(void *opaque)
+{
+    SerialState *u = opaque;
+
+    u->fcr_vmstate = u->fcr;
+    return 0;
+}
+
+/* What the subsections leave unset when they are not sent. */
+static int ringside_uart_pre_load(void *opaque)
+{
+    SerialState *u = opaque;
+
+    u->thr_ipending = -1;       /* from IIR */
+    u->poll_msl = -1;
+    return 0;
+}
+
+/*
+ * Each subsection is checked as soon as it is in, with all loaded before
+ * it: nothing loaded waits for the end of the section to be judged.
+ */
+static int ringside_uart_sub_post_load(void *opaque, int version_id)
+{
+    SerialState *u = opaque;
+    const char *why = ringside_uart_state_bad(u);
+
+    return why ? ringside_load_refuse(ringside_of_uart(u), why) : 0;
+}
+
+static int ringside_uart_post_load(void *opaque, int version_id)
+{
+    SerialState *u = opaque;
+    const char *why;
+
+    if (version_id < 3) {
+        u->fcr_vmstate = 0;     /* version 2 had no FCR */
+    }
+    why = ringside_uart_state_bad(u);
+    if (why) {
+        return ringside_load_refuse(ringside_of_uart(u), why);
+    }
+    /* Now what QEMU's post_load sets up, from checked values only. */
+    if (u->thr_ipending == -1) {
+        u->thr_ipending = (u->iir & RS_IIR_ID) == RS_IIR_THRI;
+    }
+    u->last_break_enable = !!(u->lcr & RS_UART_LCR_BREAK);
+    ringside_uart_set_fcr(u, u->fcr_vmstate);
+    serial_set_frequency(u, u->baudbase);
+    trace_ringside_serial_uart_loaded(u->divider, u->lcr, u->fcr,
+                                      u->recv_fifo.num);
+    return 0;
+}
+
+static bool ringside_uart_thr_ipending_needed(void *opaque)
+{
+    SerialState *u = opaque;
+
+    /* with THRI off the model samples LSR again when it goes on */
+    return (u->ier & RS_IER_THRI) &&
+           u->thr_ipending != ((u->iir & RS_IIR_ID) == RS_IIR_THRI);
+}
+
+static bool ringside_uart_tsr_needed(void *opaque)
+{
+    return ((SerialState *)opaque)->tsr_retry != 0;
+}
+
+static bool ringside_uart_recv_fifo_needed(void *opaque)
+{
+    return ((SerialState *)opaque)->recv_fifo.num != 0;
+}
+
+static bool ringside_uart_xmit_fifo_needed(void *opaque)
+{
+    return ((SerialState *)opaque)->xmit_fifo.num != 0;
+}
+
+static bool ringside_uart_fifo_timeout_needed(void *opaque)
+{
+    return timer_pending(((SerialState *)opaque)->fifo_timeout_timer);
+}
+
+static bool ringside_uart_timeout_ipending_needed(void *opaque)
+{
+    return ((SerialState *)opaque)->timeout_ipending != 0;
+}
+
+static bool ringside_uart_poll_needed(void *opaque)
+{
+    return ((SerialState *)opaque)->poll_msl >= 0;
+}
+
+static const VMStateDescription vmstate_ringside_uart_thr_ipending = {
+    .name = "serial/thr_ipending",
+    .version_id = 1,
+    .minimum_version_id = 1,
+    .needed = ringside_uart_thr_ipending_needed,
+    .post_load = ringside_uart_sub_post_load,
+    .fields = (VMStateField[]) {
+        VMSTATE_INT32(thr_ipending, SerialState),
+        VMSTATE_END_OF_LIST()
+    }
+};
+
+static const VMStateDescription vmstate_ringside_uart_tsr = {
+    .name = "serial/tsr",
+    .version_id = 1,
+    .minimum_version_id = 1,
+    .needed = ringside_uart_tsr_needed,
+    .post_load = ringside_uart_sub_post_load,
+    .fields = (VMStateField[]) {
+        VMSTATE_UINT32(tsr_retry, SerialState),
+        VMSTATE_UINT8(thr, SerialState),
+        VMSTATE_UINT8(tsr, SerialState),
+        VMSTATE_END_OF_LIST()
+    }
+};
+
+static const VMStateDescription vmstate_ringside_uart_recv_fifo = {
+    .name = "serial/recv_fifo",
+    .version_id = 1,
+    .minimum_version_id = 1,
+    .needed = ringside_uart_recv_fifo_needed,
+    .post_load = ringside_uart_sub_post_load,
+    .fields = (VMStateField[]) {
+        VMSTATE_STRUCT(recv_fifo, SerialState, 1, vmstate_fifo8, Fifo8),
+        VMSTATE_END_OF_LIST()
+    }
+};
+
+static const VMStateDescription vmstate_ringside_uart_xmit_fifo = {
+    .name = "serial/xmit_fifo",
+    .version_id = 1,
+    .minimum_version_id = 1,
+    .needed = ringside_uart_xmit_fifo_needed,
+    .post_load = ringside_uart_sub_post_load,
+    .fields = (VMStateField[]) {
+        VMSTATE_STRUCT(xmit_fifo, SerialState, 1, vmstate_fifo8, Fifo8),
+        VMSTATE_END_OF_LIST()
+    }
+};
+
+static const VMStateDescription vmstate_ringside_uart_fifo_timeout = {
+    .name = "serial/fifo_timeout_timer",
+    .version_id = 1,
+    .minimum_version_id = 1,
+    .needed = ringside_uart_fifo_timeout_needed,
+    .post_load = ringside_uart_sub_post_load,
+    .fields = (VMStateField[]) {
+        VMSTATE_TIMER_PTR(fifo_timeout_timer, SerialState),
+        VMSTATE_END_OF_LIST()
+    }
+};
+
+static const VMStateDescription vmstate_ringside_uart_timeout_ipending = {
+    .name = "serial/timeout_ipending",
+    .version_id = 1,
+    .minimum_version_id = 1,
+    .needed = ringside_uart_timeout_ipending_needed,
+    .post_load = ringside_uart_sub_post_load,
+    .fields = (VMStateField[]) {
+        VMSTATE_INT32(timeout_ipending, SerialState),
+        VMSTATE_END_OF_LIST()
+    }
+};
+
+static const VMStateDescription vmstate_ringside_uart_poll = {
+    .name = "serial/poll",
+    .version_id = 1,
+    .minimum_version_id = 1,
+    .needed = ringside_uart_poll_needed,
+    .post_load = ringside_uart_sub_post_load,
+    .fields = (VMStateField[]) {
+        VMSTATE_INT32(poll_msl, SerialState),
+        VMSTATE_TIMER_PTR(modem_status_poll, SerialState),
+        VMSTATE_END_OF_LIST()
+    }
+};
+
+/* vmstate_serial's wire format, checked (hw/char/serial.c in QEMU 7.2). */
+static const VMStateDescription vmstate_ringside_uart = {
+    .name = "serial",
+    .version_id = 3,
+    .minimum_version_id = 2,
+    .pre_save = ringside_uart_pre_save,
+    .pre_load = ringside_uart_pre_load,
+    .post_load = ringside_uart_post_load,
+    .fields = (VMStateField[]) {
+        VMSTATE_UINT16_V(divider, SerialState, 2),
+        VMSTATE_UINT8(rbr, SerialState),
+        VMSTATE_UINT8(ier, SerialState),
+        VMSTATE_UINT8(iir, SerialState),
+        VMSTATE_UINT8(lcr, SerialState),
+        VMSTATE_UINT8(mcr, SerialState),
+        VMSTATE_UINT8(lsr, SerialState),
+        VMSTATE_UINT8(msr, SerialState),
+        VMSTATE_UINT8(scr, SerialState),
+        VMSTATE_UINT8_V(fcr_vmstate, SerialState, 3),
+        VMSTATE_END_OF_LIST()
+    },
+    .subsections = (const VMStateDescription * []) {
+        &vmstate_ringside_uart_thr_ipending,
+        &vmstate_ringside_uart_tsr,
+        &vmstate_ringside_uart_recv_fifo,
+        &vmstate_ringside_uart_xmit_fifo,
+        &vmstate_ringside_uart_fifo_timeout,
+        &vmstate_ringside_uart_timeout_ipending,
+        &vmstate_ringside_uart_poll,
+        NULL
+    }
+};
+
+/*
  * Loading state: the stream is as hostile as the guest.  Each subsection's
  * post_load checks every field it loaded (the plain-C parts with their
  * library's own validators) and refuses what the device could not have
@@ -488,11 +873,14 @@ static bool ringside_parse_mode(const char *prop, const char *val,
  * a failed loadvm the user can "cont": nothing then indexes with a loaded
  * value.  A load that stops half-way (a cut stream, another subsection
  * refused) never reaches the post_load of what it loaded: load_incomplete
- * says so, and the next use (run, reset, save) forgets it first.
+ * says so, and the next use (run, reset, save, a register access) forgets
+ * it first.  The embedded UART is reset too: what it loaded may be what
+ * was refused, or the stream broke off inside it.
  */
 void ringside_load_forget(RingsideSerialState *s)
 {
     s->load_incomplete = false;
+    ringside_uart_reset(s);
     ringside_pace_reset(s);
     if (s->ring_auto) {
         ringside_verify_forget(s);
@@ -715,7 +1103,7 @@ static const VMStateDescription vmstate_ringside_serial = {
     .pre_load = ringside_serial_pre_load,
     .post_load = ringside_serial_post_load,
     .fields = (VMStateField[]) {
-        VMSTATE_STRUCT(serial, RingsideSerialState, 0, vmstate_serial,
+        VMSTATE_STRUCT(serial, RingsideSerialState, 0, vmstate_ringside_uart,
                        SerialState),
         VMSTATE_UINT64(tx_bytes, RingsideSerialState),
         VMSTATE_UINT64(events_written, RingsideSerialState),
