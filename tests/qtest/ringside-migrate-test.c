@@ -199,8 +199,12 @@ static void guest_activity(QTestState *qts)
     qtest_outl(qts, EXT + 8, (uint32_t)MARK_ARG);
 }
 
-/* Save a machine with a default ringside-serial to @path. */
-static void save_stream(const char *dir, const char *path)
+/*
+ * Save a machine with a default ringside-serial, after @activity, to
+ * @path.
+ */
+static void save_stream(const char *dir, const char *path,
+                        void (*activity)(QTestState *))
 {
     g_autofree char *con = g_build_filename(dir, "src-console", NULL);
     g_autofree char *uri = g_strdup_printf("exec:cat > %s", path);
@@ -209,7 +213,7 @@ static void save_stream(const char *dir, const char *path)
 
     qts = qtest_initf("-nodefaults -machine pc -chardev file,id=con,path=%s "
                       "-device ringside-serial,id=rs,chardev=con", con);
-    guest_activity(qts);
+    activity(qts);
     qtest_qmp_assert_success(qts, "{ 'execute': 'migrate', 'arguments': "
                              "{ 'uri': %s } }", uri);
     st = migration_wait(qts);
@@ -278,7 +282,7 @@ static const char *clean_stream(void)
 {
     if (!clean_path) {
         clean_path = g_build_filename(tmp_dir, "clean", NULL);
-        save_stream(tmp_dir, clean_path);
+        save_stream(tmp_dir, clean_path, guest_activity);
     }
     return clean_path;
 }
@@ -632,6 +636,274 @@ static void test_failed_loadvm(const void *opaque)
     unlink(events);
 }
 
+/* ---- the embedded UART's state: QEMU's 16550 inside the section ---- */
+
+/*
+ * The UART's fields as vmstate_serial puts them, first in the device's
+ * section: divider (be16), rbr, ier, iir, lcr, mcr, lsr, msr, scr, fcr.
+ */
+#define UART_FIELDS     11
+#define UART_MCR        6
+#define UART_LSR        7
+#define UART_FCR        10
+#define UART_FIFO_HDR   "\x05\x10serial/recv_fifo"
+#define LSR_DR          0x01
+#define MCR_OUT2        0x08
+
+/*
+ * A guest that left a byte in the UART's receive FIFO: looped back from
+ * its own transmitter (which reaches no console), FIFO on, loop off
+ * again.  The stream then has the "serial/recv_fifo" subsection, right
+ * after the UART's fields.
+ */
+static void uart_activity(QTestState *qts)
+{
+    qtest_outb(qts, COM1 + REG_MCR, MCR_LOOP | MCR_OUT2);
+    qtest_outb(qts, COM1 + REG_FCR, FCR_ENABLE_RESET);
+    uart_put(qts, 'Q');
+    qtest_outb(qts, COM1 + REG_MCR, MCR_OUT2);
+}
+
+static char *uart_path;
+
+static const char *uart_stream(void)
+{
+    if (!uart_path) {
+        uart_path = g_build_filename(tmp_dir, "uart", NULL);
+        save_stream(tmp_dir, uart_path, uart_activity);
+    }
+    return uart_path;
+}
+
+/*
+ * Where the UART's fields begin in @s, checked against what
+ * uart_activity() left; *fifo: where its receive FIFO's fields begin
+ * (16 bytes of data, head and num, be32 each).
+ */
+static size_t uart_layout(const Stream *s, size_t *fifo)
+{
+    size_t hdr_len = sizeof(UART_FIFO_HDR) - 1;
+    size_t f = find_once(s, UART_FIFO_HDR, hdr_len);
+    size_t u = f - UART_FIELDS;
+
+    *fifo = f + hdr_len + 4;
+    g_assert_cmphex(s->b[u + UART_MCR], ==, MCR_OUT2);
+    g_assert_cmphex(s->b[u + UART_LSR], ==, LSR_TEMT | LSR_THRE | LSR_DR);
+    g_assert_cmphex(s->b[u + UART_FCR], ==, 0x01);
+    g_assert_cmphex(s->b[*fifo], ==, 'Q');
+    g_assert_cmpuint(ldl_be_p(s->b + *fifo + 16), ==, 0);     /* head */
+    g_assert_cmpuint(ldl_be_p(s->b + *fifo + 20), ==, 1);     /* num */
+    return u;
+}
+
+/* What a guest reading the UART does: data, line, interrupt, modem. */
+static void guest_reads(QTestState *qts)
+{
+    int i;
+
+    for (i = 0; i < 2; i++) {
+        g_test_message("RBR 0x%02x", qtest_inb(qts, COM1 + REG_THR));
+        g_test_message("LSR 0x%02x", qtest_inb(qts, COM1 + REG_LSR));
+        g_test_message("IIR 0x%02x", qtest_inb(qts, COM1 + REG_IIR));
+        g_test_message("MSR 0x%02x", qtest_inb(qts, COM1 + 6));
+    }
+}
+
+/*
+ * Load @path, a stream with a hostile UART state, into a new QEMU whose
+ * console is a file: the load must be refused naming @why, QEMU exit 1
+ * (not abort, not crash) and the console get no byte.  A destination
+ * that takes the state is first read as a guest would, to show what the
+ * state does, and the test then fails.
+ */
+static void load_hostile(const char *path, const char *why)
+{
+    g_autofree char *err = g_build_filename(tmp_dir, "dst-stderr", NULL);
+    g_autofree char *con = g_build_filename(tmp_dir, "dst-console", NULL);
+    g_autofree char *uri = g_strdup_printf("exec:cat %s", path);
+    g_autofree char *text = NULL, *wire = NULL;
+    QTestState *dst;
+    unsigned i;
+
+    dst = qtest_initf("-nodefaults -machine pc -chardev file,id=con,path=%s "
+                      "-device ringside-serial,id=rs,chardev=con "
+                      "-incoming defer 2>%s", con, err);
+    qtest_qmp_assert_success(dst, "{ 'execute': 'migrate-incoming', "
+                             "'arguments': { 'uri': %s } }", uri);
+    for (i = 0; i < 300 && qtest_probe_child(dst); i++) {
+        g_usleep(10000);
+    }
+    if (qtest_probe_child(dst)) {
+        g_autofree char *st = migration_wait(dst);
+
+        g_test_message("destination took the state (%s); tx-bytes %" PRIu64,
+                       st, rs_counter(dst, "tx-bytes"));
+        guest_reads(dst);
+        qtest_quit(dst);
+        wire = read_file(con);
+        g_test_message("its console got %zu bytes", strlen(wire));
+        g_assert_cmpstr(wire, ==, "");
+        g_assert_cmpstr(st, ==, "refused");
+    }
+    qtest_set_expected_status(dst, 1);
+    qtest_quit(dst);
+    text = read_file(err);
+    wire = read_file(con);
+    if (g_test_verbose()) {
+        g_test_message("destination said: %s", text);
+    }
+    g_assert_nonnull(strstr(text, "ringside-serial: migrated state "
+                                  "refused"));
+    g_assert_nonnull(strstr(text, why));
+    g_assert_null(strstr(text, "Sanitizer"));
+    g_assert_null(strstr(text, "runtime error"));
+    g_assert_cmpstr(wire, ==, "");
+    unlink(err);
+    unlink(con);
+}
+
+/* The UART's stream loads as it was saved: the byte is still there. */
+static void test_uart_clean(void)
+{
+    QTestState *dst = load_stream(tmp_dir, uart_stream(), "", NULL, false,
+                                  NULL);
+
+    g_assert_cmphex(qtest_inb(dst, COM1 + REG_LSR), ==,
+                    LSR_TEMT | LSR_THRE | LSR_DR);
+    g_assert_cmphex(qtest_inb(dst, COM1 + REG_THR), ==, 'Q');
+    g_assert_cmphex(qtest_inb(dst, COM1 + REG_LSR), ==, LSR_TEMT | LSR_THRE);
+    qtest_quit(dst);
+}
+
+/*
+ * Issue 32, finding 1: the receive FIFO's head far past its 16 bytes.
+ * Taken, the guest's next RBR read indexed the heap with it (SIGSEGV).
+ */
+static void test_uart_fifo_head(void)
+{
+    g_autofree char *path = g_build_filename(tmp_dir, "uart-head", NULL);
+    size_t fifo;
+    Stream s;
+
+    stream_read(&s, uart_stream());
+    uart_layout(&s, &fifo);
+    stl_be_p(s.b + fifo + 16, 0x40000000);
+    stream_write(&s, path);
+    load_hostile(path, "serial.recv_fifo.head");
+    unlink(path);
+    stream_free(&s);
+}
+
+/*
+ * Issue 32, finding 1: a "serial/tsr" subsection (the UART's own
+ * transmitter waiting to retry a byte), with LSR saying both THR and the
+ * shift register hold bytes.  Taken, QEMU's 16550 sent the shift
+ * register's byte and THR's to the console, past the witness (FIFO off),
+ * or aborted on its empty transmit FIFO while loading (FIFO on).
+ */
+static void test_uart_tsr(const void *opaque)
+{
+    bool fifo_on = GPOINTER_TO_INT(opaque);
+    g_autofree char *path = g_build_filename(tmp_dir, "uart-tsr", NULL);
+    static const char sub[] = "\x05\x0aserial/tsr";
+    size_t fifo, u, hdr, n;
+    Stream s, out;
+
+    stream_read(&s, uart_stream());
+    u = uart_layout(&s, &fifo);
+    s.b[u + UART_LSR] = 0;
+    s.b[u + UART_FCR] = fifo_on;
+    /* the subsection goes before the receive FIFO's */
+    hdr = u + UART_FIELDS;
+    n = sizeof(sub) - 1;
+    out.path = NULL;
+    out.n = s.n + n + 4 + 4 + 2;
+    out.b = g_malloc(out.n);
+    memcpy(out.b, s.b, hdr);
+    memcpy(out.b + hdr, sub, n);
+    stl_be_p(out.b + hdr + n, 1);               /* version */
+    stl_be_p(out.b + hdr + n + 4, 1);           /* tsr_retry */
+    out.b[hdr + n + 8] = 'T';                   /* thr */
+    out.b[hdr + n + 9] = 'S';                   /* tsr */
+    memcpy(out.b + hdr + n + 10, s.b + hdr, s.n - hdr);
+    stream_write(&out, path);
+    load_hostile(path, "serial.tsr_retry");
+    unlink(path);
+    stream_free(&out);
+    stream_free(&s);
+}
+
+/*
+ * Issue 32, finding 1: a snapshot "loadvm" refuses leaves the UART as a
+ * reset does, so that "cont" and the guest's reads use nothing the load
+ * left.  bad: the refused field is the UART's own (the receive FIFO's
+ * head, taken before: the read then crashed); otherwise the UART's state
+ * is sound and the checker's ring_state is refused after it (before, the
+ * UART kept the loaded state: its byte, FIFO and line status).
+ */
+static void test_uart_loadvm(const void *opaque)
+{
+    bool bad = GPOINTER_TO_INT(opaque);
+    g_autofree char *img = g_build_filename(tmp_dir, "uimg.qcow2", NULL);
+    g_autofree char *con = g_build_filename(tmp_dir, "ulv-console", NULL);
+    g_autofree char *out = NULL, *wire = NULL;
+    static const char verify_hdr[] = "\x05\x16ringside-serial/verify";
+    uint8_t lsr, rbr, iir, mcr;
+    QTestState *qts;
+    size_t at;
+    Stream s;
+
+    g_assert_true(g_file_set_contents(img, "", 0, NULL));
+    qts = qtest_initf("-nodefaults -machine pc -chardev file,id=con,path=%s "
+                      "-device ringside-serial,id=rs,chardev=con", con);
+    blockdev_image(qts, img, true);
+    guest_activity(qts);
+    uart_activity(qts);
+    out = hmp(qts, "savevm s1");
+    g_assert_cmpstr(out, ==, "");
+    qtest_quit(qts);
+
+    stream_read(&s, img);
+    if (bad) {
+        at = find_once(&s, UART_FIFO_HDR, sizeof(UART_FIFO_HDR) - 1) +
+             sizeof(UART_FIFO_HDR) - 1 + 4;
+        g_assert_cmphex(s.b[at], ==, 'Q');
+        stl_be_p(s.b + at + 16, 0x40000000);    /* head */
+    } else {
+        at = find_once(&s, verify_hdr, sizeof(verify_hdr) - 1) +
+             sizeof(verify_hdr) - 1 + 4;
+        stl_be_p(s.b + at, 0x7fffffff);         /* ring_state */
+    }
+    stream_write(&s, img);
+
+    qts = qtest_initf("-nodefaults -machine pc -chardev file,id=con,path=%s "
+                      "-device ringside-serial,id=rs,chardev=con", con);
+    blockdev_image(qts, img, false);
+    g_free(out);
+    out = hmp(qts, "loadvm s1");
+    g_test_message("loadvm said: %s", out);
+    qtest_qmp_assert_success(qts, "{ 'execute': 'cont' }");
+    lsr = qtest_inb(qts, COM1 + REG_LSR);
+    rbr = qtest_inb(qts, COM1 + REG_THR);
+    iir = qtest_inb(qts, COM1 + REG_IIR);
+    mcr = qtest_inb(qts, COM1 + REG_MCR);
+    g_test_message("after cont: LSR 0x%02x RBR 0x%02x IIR 0x%02x MCR 0x%02x",
+                   lsr, rbr, iir, mcr);
+    g_assert_nonnull(strstr(out, "Error"));
+    /* as a reset leaves it: transmitter empty, nothing received, FIFO off */
+    g_assert_cmphex(lsr, ==, LSR_TEMT | LSR_THRE);
+    g_assert_cmphex(rbr, ==, 0);
+    g_assert_cmphex(iir, ==, 0x01);
+    g_assert_cmphex(mcr, ==, MCR_OUT2);
+    qtest_quit(qts);
+    /* the destination's guest wrote nothing: its console got nothing */
+    wire = read_file(con);
+    g_assert_cmpstr(wire, ==, "");
+    stream_free(&s);
+    unlink(img);
+    unlink(con);
+}
+
 int main(int argc, char **argv)
 {
     g_autoptr(GError) err = NULL;
@@ -658,9 +930,23 @@ int main(int argc, char **argv)
                         GINT_TO_POINTER(false), test_failed_loadvm);
     qtest_add_data_func("/ringside-migrate/failed-loadvm/cut",
                         GINT_TO_POINTER(true), test_failed_loadvm);
+    qtest_add_func("/ringside-migrate/uart/clean-loads", test_uart_clean);
+    qtest_add_func("/ringside-migrate/uart/recv-fifo-head",
+                   test_uart_fifo_head);
+    qtest_add_data_func("/ringside-migrate/uart/tsr-fifo-off",
+                        GINT_TO_POINTER(false), test_uart_tsr);
+    qtest_add_data_func("/ringside-migrate/uart/tsr-fifo-on",
+                        GINT_TO_POINTER(true), test_uart_tsr);
+    qtest_add_data_func("/ringside-migrate/uart/loadvm-bad-uart",
+                        GINT_TO_POINTER(true), test_uart_loadvm);
+    qtest_add_data_func("/ringside-migrate/uart/loadvm-forget",
+                        GINT_TO_POINTER(false), test_uart_loadvm);
     ret = g_test_run();
     if (clean_path) {
         unlink(clean_path);
+    }
+    if (uart_path) {
+        unlink(uart_path);
     }
     rmdir(tmp_dir);
     return ret;
