@@ -168,13 +168,25 @@ def analyze(ringside, out, b):
     kernel_lines = km.kernel_lines(recs, caller)
     b["records"] = len(recs)
 
-    # What user space wrote: the wire without the ring's lines, which can
-    # fall inside a user line; and systemd's status without its colours.
-    user = wire
+    # Lines the guest's own FIFO reset cut (the 8250 resets it at a tty's
+    # first open and last close): the kernel's loss, rightly judged, as
+    # in the kernel matrix; each must be a record's line as written.
+    try:
+        written, cut = km.guest_written(console, os.path.join(out, "events.jsonl"))
+    except (OSError, KeyError, TypeError) as e:
+        written, cut = console, [("unreadable events", str(e).encode())]
+    b["fifo_cut"] = [(v, t, t in kernel_lines) for v, t in cut]
+
+    # What user space wrote (with those bytes back) without the ring's
+    # lines, which can fall inside a user line; systemd's status without
+    # its colours.
+    user = written.replace(b"\r", b"")
     for line in kernel_lines:
         user = user.replace(line + b"\n", b"")
     ulines = [ANSI.sub(b"", w) for w in user.split(b"\n")]
-    b["login"] = (b"ringside login: root (automatic login)" in ulines and
+    # agetty writes its prompt in pieces ("ringside", " login: ", ...),
+    # and journald's forwarded lines may come between them.
+    b["login"] = (b"login: root (automatic login)\n" in user and
                   b"ringside-distro: root logged in on /dev/ttyS0" in ulines)
     b["chatter"] = sum(1 for i in range(1, 6) if
                        b"ringside-chatter: line %d of 5 from a shell loop" % i in ulines)
@@ -211,14 +223,6 @@ def analyze(ringside, out, b):
                 b["wrong_user"].append(t)
         else:
             b["flagged"].append((v, t))
-    # Lines the guest's own FIFO reset cut (the 8250 resets it at a tty's
-    # first open and last close): the kernel's loss, rightly judged, as
-    # in the kernel matrix; each must be a record's line as written.
-    try:
-        _, cut = km.guest_written(console, os.path.join(out, "events.jsonl"))
-    except (OSError, KeyError, TypeError) as e:
-        cut = [("unreadable events", str(e).encode())]
-    b["fifo_cut"] = [(v, t, t in kernel_lines) for v, t in cut]
     b["forwarded_lines"] = sum(1 for w in user.split(b"\n") if FORWARDED.match(w))
 
     # The oracle: every record of the ring at a level the console prints
