@@ -904,6 +904,101 @@ static void test_uart_loadvm(const void *opaque)
     unlink(con);
 }
 
+/* ---- issue 32, finding 3: a backlog the replay has not got through ---- */
+
+#define BACKLOG_LINES   200
+
+/*
+ * A guest that printed BACKLOG_LINES records' lines before any note
+ * said where its ring is: the device keeps them all in the backlog.
+ */
+static void backlog_activity(QTestState *qts)
+{
+    Ring r;
+    int i;
+
+    put_prb(qts, 8, 16);
+    memset(&r, 0, sizeof(r));
+    r.qts = qts;
+    r.count_bits = 8;
+    r.size_bits = 16;
+    for (i = 0; i < BACKLOG_LINES; i++) {
+        g_autofree char *text = g_strdup_printf("early %d", i);
+
+        ring_push(&r, text);
+        print_rec(qts, i, text);
+    }
+}
+
+/*
+ * The stream carries the backlog; the destination finds the ring, starts
+ * replaying the lines under a small tick budget, and the guest resets
+ * before the replay is through.  Every line is reported once: judged, or
+ * unchecked with "budget", and counted so in the reset's summary.
+ * Before, the lines not replayed yet vanished with the reset: no event,
+ * no count, no under_budget.
+ */
+static void test_backlog_reset(void)
+{
+    g_autofree char *path = g_build_filename(tmp_dir, "backlog-reset", NULL);
+    g_autofree char *events = g_build_filename(tmp_dir, "bl-events", NULL);
+    g_autofree char *note = vmcoreinfo_61(START_KERNEL_MAP + PRB_PTR_PA);
+    g_autoptr(GPtrArray) lines = NULL, sums = NULL;
+    g_autofree char *st = NULL;
+    uint64_t ok = 0, budget = 0;
+    QDict *sum = NULL;
+    QTestState *dst;
+    unsigned i;
+
+    save_stream(tmp_dir, path, backlog_activity);
+    dst = load_stream(tmp_dir, path, ",tick-read-budget=1024", events,
+                      false, NULL);
+    put_note(dst, NOTE_PA, note);
+    for (i = 0; i < 100; i++) {
+        g_free(st);
+        st = ring_state(dst);
+        if (!strcmp(st, "attached")) {
+            break;
+        }
+        qtest_clock_step(dst, 100 * 1000 * 1000);
+    }
+    g_assert_cmpstr(st, ==, "attached");
+    g_assert_cmpuint(rs_counter(dst, "verdict-ok"), <, BACKLOG_LINES);
+    qtest_qmp_assert_success(dst, "{ 'execute': 'system_reset' }");
+    qtest_qmp_eventwait(dst, "RESET");
+    qtest_quit(dst);
+
+    lines = events_of(events, "line");
+    for (i = 0; i < lines->len; i++) {
+        QDict *l = lines->pdata[i];
+        const char *v = qdict_get_str(l, "verdict");
+
+        if (!strcmp(v, "ok")) {
+            ok++;
+        } else {
+            g_assert_cmpstr(v, ==, "unchecked");
+            g_assert_cmpint(qdict_get_try_int(l, "budget", 0), ==, 1);
+            budget++;
+        }
+    }
+    g_test_message("%u line events: %" PRIu64 " ok, %" PRIu64
+                   " unchecked for budget", lines->len, ok, budget);
+    g_assert_cmpuint(lines->len, ==, BACKLOG_LINES);
+    g_assert_cmpuint(budget, >, 0);     /* the reset did cut the replay */
+    sums = events_of(events, "summary");
+    for (i = 0; i < sums->len; i++) {
+        if (!strcmp(qdict_get_str(sums->pdata[i], "reason"), "reset")) {
+            sum = sums->pdata[i];
+        }
+    }
+    g_assert_nonnull(sum);
+    g_assert_cmpint(sub_int(sum, "lines", "ok"), ==, ok);
+    g_assert_cmpint(sub_int(sum, "lines", "unchecked"), ==, budget);
+    g_assert_cmpint(qdict_get_int(sum, "under_budget"), >=, budget);
+    unlink(path);
+    unlink(events);
+}
+
 int main(int argc, char **argv)
 {
     g_autoptr(GError) err = NULL;
@@ -941,6 +1036,7 @@ int main(int argc, char **argv)
                         GINT_TO_POINTER(true), test_uart_loadvm);
     qtest_add_data_func("/ringside-migrate/uart/loadvm-forget",
                         GINT_TO_POINTER(false), test_uart_loadvm);
+    qtest_add_func("/ringside-migrate/backlog-reset", test_backlog_reset);
     ret = g_test_run();
     if (clean_path) {
         unlink(clean_path);
