@@ -118,7 +118,8 @@ else
 	root=$out/rootfs.tmp
 	# A failed run can leave debootstrap's /proc and /sys mounted in it.
 	if [ -d "$root" ]; then
-		findmnt -rn -o TARGET | grep "^$root/" | sort -r | xargs -r umount -l
+		findmnt -rn -o TARGET | { grep "^$root/" || true; } | sort -r |
+			xargs -r umount -l
 		rm -rf --one-file-system "$root"
 	fi
 	rm -f "$base.key"
@@ -230,8 +231,10 @@ else
 	end=${end:-$case_end}
 	i=0
 	while [ $i -lt 240 ]; do
+	    # is-active of several units succeeds if any one is active
 	    [ -e /run/ringside-login ] &&
-	        systemctl -q is-active ringside-chatter.service ringside-flaky.service &&
+	        systemctl -q is-active ringside-chatter.service &&
+	        systemctl -q is-active ringside-flaky.service &&
 	        break
 	    sleep 0.5
 	    i=$((i + 1))
