@@ -580,14 +580,17 @@ static gboolean parse_line(RsEventStream *s, JsonParser *parser,
         }
         g_array_append_val(s->l1_records, rv);
     } else if (g_str_equal(ev, "l1-summary")) {
-        gint64 takeovers, unattributed, user = 0;
+        gint64 takeovers, unattributed, user = 0, untrusted = 0;
+        gboolean has_untrusted;
 
         g_hash_table_remove_all(s->l1_summary);
         if (!parse_counts(s->l1_summary, o, "brackets", "bracket-") ||
             !parse_counts(s->l1_summary, o, "records", "record-") ||
             !member_int(o, "takeovers", 0, G_MAXINT64, &takeovers) ||
             !member_int(o, "unattributed", 0, G_MAXINT64, &unattributed) ||
-            !member_opt(o, "user", 0, G_MAXINT64, &user, NULL)) {
+            !member_opt(o, "user", 0, G_MAXINT64, &user, NULL) ||
+            !member_opt(o, "untrusted", 0, G_MAXINT64, &untrusted,
+                        &has_untrusted)) {
             g_set_error(error, RS_ERROR, RS_ERROR_BAD_INPUT,
                         "malformed \"l1-summary\" record");
             return FALSE;
@@ -598,6 +601,10 @@ static gboolean parse_line(RsEventStream *s, JsonParser *parser,
                             g_memdup2(&unattributed, sizeof(unattributed)));
         g_hash_table_insert(s->l1_summary, g_strdup("user"),
                             g_memdup2(&user, sizeof(user)));
+        if (has_untrusted) {
+            g_hash_table_insert(s->l1_summary, g_strdup("untrusted"),
+                                g_memdup2(&untrusted, sizeof(untrusted)));
+        }
         s->saw_l1_summary = TRUE;
     } else if (g_str_equal(ev, "resume")) {
         if (!member_int(o, "tx", 0, G_MAXINT64, &n) || s->tx->len) {
