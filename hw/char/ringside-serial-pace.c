@@ -24,8 +24,9 @@
  *
  * In both modes a byte the chardev refuses (a full socket or pipe) stays in
  * the shift register, with THRE and TEMT low as under hardware flow
- * control, and is retried every character time (at the programmed rate)
- * for up to RS_WIRE_HOLD_NS of virtual time, so a slow reader throttles
+ * control, and is retried after a character time (at the programmed
+ * rate), then less and less often (waits doubling up to 10 ms), for up
+ * to RS_WIRE_HOLD_NS of virtual time, so a slow reader throttles
  * the guest as CTS would; then it is dropped, counted (tx-refused) and
  * reported ("wire" event with "refused").  A byte written while the
  * transmitter is full is lost as on a 16550A, counted (tx-overruns) and
@@ -49,8 +50,13 @@
 #include "ringside-serial.h"
 #include "trace.h"
 
-/* How long a byte waits for a busy chardev, retried every character time. */
+/* How long a byte waits for a busy chardev ... */
 #define RS_WIRE_HOLD_NS (1000 * 1000 * 1000)
+/*
+ * ... retried after a character time, then after as long again as it has
+ * waited so far (so the waits double), never more than this apart.
+ */
+#define RS_WIRE_RETRY_MAX_NS (10 * 1000 * 1000)
 
 static void pace_update_irq(RingsideSerialState *s)
 {
@@ -72,6 +78,20 @@ static void pace_uart_irq(void *opaque, int n, int level)
 static int64_t pace_rate_ns(RingsideSerialState *s)
 {
     return MAX(s->serial.char_transmit_time, 1);
+}
+
+/*
+ * When a byte the chardev refused at @now is tried again: one character
+ * time after the first refusal, then backing off as the event stream
+ * does, by the time it has been held, up to RS_WIRE_RETRY_MAX_NS.  A busy
+ * backend costs some 100 timer callbacks a second, not one a character
+ * time (11,500 at 115200 baud); the hold's length and accounting stay.
+ */
+static int64_t pace_retry_ns(RingsideSerialState *s, int64_t now)
+{
+    int64_t held = now - s->tsr_hold_start;
+
+    return MAX(pace_rate_ns(s), MIN(held, RS_WIRE_RETRY_MAX_NS));
 }
 
 /* How long a character is in the shift register: 0 unpaced. */
@@ -127,7 +147,8 @@ static bool pace_send(RingsideSerialState *s, int64_t now, int64_t *wt)
         if (busy && now - s->tsr_hold_start < RS_WIRE_HOLD_NS) {
             s->tsr_retries = 1;
             /* From now: the chardev's reader needs host time, not a loop. */
-            s->tsr_end = now + pace_rate_ns(s);
+            s->tsr_end = now + pace_retry_ns(s, now);
+            trace_ringside_serial_retry(s->tsr_index, s->tsr_end - now);
             return false;
         }
         refused = true;
@@ -409,6 +430,9 @@ static int pace_post_load(void *opaque, int version_id)
             if (s->tsr_end == -1) {
                 s->tsr_end = now;
             }
+        }
+        if (s->tsr_retries) {
+            horizon = now + MAX(pace_rate_ns(s), RS_WIRE_RETRY_MAX_NS);
         }
         if (s->tsr_end < 0 || s->tsr_end > horizon) {
             return ringside_load_refuse(s, "pace.tsr_end: not within a "

@@ -1223,8 +1223,9 @@ static void ringside_serial_class_init(ObjectClass *klass, void *data)
         "off (default): send each byte the moment it is written, as QEMU's "
         "16550 does; line: send at the baud rate and frame the guest "
         "programmed.  In both, a byte the chardev refuses is held (THRE "
-        "low, as under flow control) and retried every character time for "
-        "up to 1 s, then dropped and counted in tx-refused with a \"wire\" "
+        "low, as under flow control) and retried, after a character time "
+        "and then less often (up to 10 ms apart), for up to 1 s, then "
+        "dropped and counted in tx-refused with a \"wire\" "
         "event marked \"refused\"; a byte written to a full transmitter "
         "is counted in tx-overruns (\"overrun\" event).  Nothing is lost "
         "silently");
