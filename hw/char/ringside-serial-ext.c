@@ -597,8 +597,8 @@ static const VMStateDescription vmstate_ringside_ext_untrusted = {
 
 const VMStateDescription vmstate_ringside_ext = {
     .name = "ringside-serial/ext",
-    .version_id = 3,            /* 3: user space's lines counted */
-    .minimum_version_id = 3,
+    .version_id = 4,            /* 4: l1 frames of 2 KiB (6.3+ records) */
+    .minimum_version_id = 4,
     .needed = ext_needed,
     .pre_load = ext_pre_load,
     .post_load = ext_post_load,

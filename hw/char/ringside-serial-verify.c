@@ -455,8 +455,8 @@ static const VMStateDescription vmstate_ringside_verify_budget = {
 
 const VMStateDescription vmstate_ringside_verify = {
     .name = "ringside-serial/verify",
-    .version_id = 3,            /* 3: user space's lines, nbcon replays */
-    .minimum_version_id = 3,
+    .version_id = 4,            /* 4: records of up to 2 KiB (6.3+) */
+    .minimum_version_id = 4,
     .needed = verify_needed,
     .pre_load = verify_pre_load,
     .pre_save = verify_pre_save,
@@ -481,7 +481,7 @@ const VMStateDescription vmstate_ringside_verify = {
         VMSTATE_BOOL(M(in_rec), RingsideSerialState),
         VMSTATE_UINT64(M(rec_seq), RingsideSerialState),
         VMSTATE_UINT64(M(rec_ts), RingsideSerialState),
-        VMSTATE_UINT8_ARRAY(M(rec), RingsideSerialState, RS_CONSOLE_LOG_MAX),
+        VMSTATE_UINT8_ARRAY(M(rec), RingsideSerialState, RS_CONSOLE_TEXT_MAX),
         VMSTATE_UINT32(M(rec_len), RingsideSerialState),
         VMSTATE_UINT32(M(rec_off), RingsideSerialState),
         VMSTATE_UINT8_ARRAY(M(resid), RingsideSerialState, RS_MATCH_LINE_MAX),

@@ -395,7 +395,7 @@ static bool text_is(const rs_l1_frame *f, const char *s)
 static void compare(rs_l1 *l, const rs_l1_frame *f, bool cr_end,
                     const rs_record *rec, rs_l1_bracket_info *bi)
 {
-    char want[RS_CONSOLE_LOG_MAX + 1];
+    char want[RS_CONSOLE_TEXT_MAX + 1];
     uint32_t best = 0;
     size_t best_len = 0;
     int best_want = -1;
@@ -403,8 +403,8 @@ static void compare(rs_l1 *l, const rs_l1_frame *f, bool cr_end,
 
     for (i = 0; i < 8; i++) {
         unsigned flags = i ? (l->fmt_flags + i) % 8 : l->fmt_flags;
-        size_t n = rs_format(rec, flags, RS_CONSOLE_LOG_MAX, want,
-                             sizeof(want));
+        size_t n = rs_format(rec, flags, rs_ring_console_max(l->ring),
+                             want, sizeof(want));
         uint32_t cp;
 
         n = n < sizeof(want) - 1 ? n : sizeof(want) - 1;
@@ -444,7 +444,7 @@ static void judge_frame(rs_l1 *l, int cpu, rs_l1_frame *f, bool open)
         .by_seq = f->by_seq, .by_cpu = f->by_cpu,
         .at = -1, .want = -1, .got = -1,
     };
-    char text[RS_CONSOLE_LOG_MAX];
+    char text[RS_CONSOLE_TEXT_MAX];
     rs_record rec;
     uint64_t count;
     unsigned rflags = 0;

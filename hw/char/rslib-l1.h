@@ -35,8 +35,9 @@
 #define RS_L1_NOBODY    (-2)    /* by_cpu: not taken over */
 /* Nesting per vCPU: task, softirq, hardirq, NMI. */
 #define RS_L1_DEPTH     4
-/* Console bytes kept per bracket (the kernel prints < CONSOLE_LOG_MAX). */
-#define RS_L1_TEXT      RS_CONSOLE_LOG_MAX
+/* Console bytes kept per bracket (the kernel prints < its console limit,
+ * at most RS_CONSOLE_TEXT_MAX: rs_ring_console_max()). */
+#define RS_L1_TEXT      RS_CONSOLE_TEXT_MAX
 /* Records cut or damaged on the wire, remembered until judged. */
 #define RS_L1_PARTIAL   8
 /* Records below the next expected one whose verdict is remembered. */

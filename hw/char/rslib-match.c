@@ -103,7 +103,7 @@ typedef struct cand {
     uint64_t ts_nsec;
     int level;
     unsigned rflags;            /* the record's printk_info flags */
-    char out[RS_CONSOLE_LOG_MAX];
+    char out[RS_CONSOLE_TEXT_MAX];
     uint32_t len;               /* all lines, with their '\n' */
     uint32_t l1;                /* first line, without '\n' */
 } cand;
@@ -241,7 +241,7 @@ static bool short_of_budget(const rs_match *m)
 static rs_rec_status get_cand(rs_match *m, uint64_t seq, unsigned flags,
                               cand *c)
 {
-    char text[RS_CONSOLE_LOG_MAX];
+    char text[RS_CONSOLE_TEXT_MAX];
     rs_record rec;
     rs_rec_status st = rd(m, seq, &rec, text, sizeof(text));
     const char *nl;
@@ -254,7 +254,8 @@ static rs_rec_status get_cand(rs_match *m, uint64_t seq, unsigned flags,
     }
     c->ts_nsec = rec.ts_nsec;
     c->id = rec.id;
-    c->len = rs_format(&rec, flags, RS_CONSOLE_LOG_MAX, c->out,
+    /* as the guest's kernel formats it: 1 KiB to 6.2, 2 KiB from 6.3 */
+    c->len = rs_format(&rec, flags, rs_ring_console_max(m->ring), c->out,
                        sizeof(c->out));
     nl = memchr(c->out, '\n', c->len);
     c->l1 = nl ? (uint32_t)(nl - c->out) : c->len;
@@ -1806,7 +1807,7 @@ bool rs_match_state_ok(const rs_match *m, const char **why)
         bad = "match.len: longer than the line buffer";
     } else if (m->overlong && m->len != RS_MATCH_LINE_MAX) {
         bad = "match.overlong: set with room left in the line";
-    } else if (m->rec_len > RS_CONSOLE_LOG_MAX) {
+    } else if (m->rec_len > sizeof(m->rec)) {
         bad = "match.rec_len: longer than the record buffer";
     } else if (m->rec_off > m->rec_len) {
         bad = "match.rec_off: past rec_len";

@@ -136,11 +136,12 @@ typedef struct rs_match {
     uint8_t window[RS_MATCH_WINDOW];    /* by seq % WINDOW, < cursor */
     uint32_t unmatched_run;
 
-    /* a multi-line record partly printed: its formatted text */
+    /* a multi-line record partly printed: its formatted text (up to the
+     * ring's rs_ring_console_max()) */
     bool in_rec;
     uint64_t rec_seq;
     uint64_t rec_ts;
-    uint8_t rec[RS_CONSOLE_LOG_MAX];
+    uint8_t rec[RS_CONSOLE_TEXT_MAX];
     uint32_t rec_len, rec_off;
 
     /* a torn line: what is left of the record cut off */

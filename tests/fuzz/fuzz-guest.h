@@ -513,20 +513,21 @@ static inline bool fg_open(fg_guest *g, const char *text, size_t len,
 
 /*
  * Record seq as the 8250 console writes it: rs_format() with fmt into the
- * console's CONSOLE_LOG_MAX buffer, each '\n' as "\r\n".  Returns its
- * length (0 if the record does not read; out holds at most cap bytes).
+ * console's buffer (rs_ring_console_max() bytes), each '\n' as "\r\n".
+ * Returns its length (0 if the record does not read; out holds at most cap
+ * bytes).
  */
 static inline size_t fg_console_text(const rs_ring *r, uint64_t seq,
                                      unsigned fmt, uint8_t *out, size_t cap)
 {
-    char text[RS_CONSOLE_LOG_MAX], line[RS_CONSOLE_LOG_MAX];
+    char text[RS_CONSOLE_TEXT_MAX], line[RS_CONSOLE_TEXT_MAX];
     rs_record rec;
     size_t n, i, o = 0;
 
     if (rs_ring_read(r, seq, &rec, text, sizeof(text)) != RS_REC_OK) {
         return 0;
     }
-    n = rs_format(&rec, fmt, RS_CONSOLE_LOG_MAX, line, sizeof(line));
+    n = rs_format(&rec, fmt, rs_ring_console_max(r), line, sizeof(line));
     if (n >= sizeof(line)) {
         n = sizeof(line) - 1;
     }

@@ -158,7 +158,8 @@ static size_t console(run *r, unsigned k, uint8_t *out, size_t cap)
 
 static void step(run *r)
 {
-    static uint8_t a[2 * RS_CONSOLE_LOG_MAX + 8], b[2 * RS_CONSOLE_LOG_MAX + 8];
+    static uint8_t a[2 * RS_CONSOLE_TEXT_MAX + 8],
+        b[2 * RS_CONSOLE_TEXT_MAX + 8];
     const uint8_t *p;
     unsigned op, w, w2, k, k2, v;
     size_t n, n2, at;

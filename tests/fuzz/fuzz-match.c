@@ -102,7 +102,7 @@ static void after_call(call c, uint64_t lines)
     fg_check(m.len <= RS_MATCH_LINE_MAX);
     fg_check(m.backlog_len <= RS_MATCH_BACKLOG);
     fg_check(m.resid_len <= RS_MATCH_LINE_MAX);
-    fg_check(m.rec_len <= RS_CONSOLE_LOG_MAX && m.rec_off <= m.rec_len);
+    fg_check(m.rec_len <= sizeof(m.rec) && m.rec_off <= m.rec_len);
 }
 
 static void feed(run *r, const uint8_t *b, size_t n)
@@ -161,7 +161,8 @@ static size_t console(run *r, unsigned k, uint8_t *out, size_t cap)
 
 static void step(run *r)
 {
-    static uint8_t a[2 * RS_CONSOLE_LOG_MAX + 8], b[2 * RS_CONSOLE_LOG_MAX + 8];
+    static uint8_t a[2 * RS_CONSOLE_TEXT_MAX + 8],
+        b[2 * RS_CONSOLE_TEXT_MAX + 8];
     const uint8_t *p;
     unsigned op, k, k2, v;
     size_t n, n2, at;

@@ -200,7 +200,8 @@ static void l1_call(int kind, int cpu, uint32_t seq, const uint8_t *b,
  */
 static void step(bool is_l1, unsigned kind, unsigned k, unsigned x)
 {
-    static uint8_t a[2 * RS_CONSOLE_LOG_MAX + 8], b[2 * RS_CONSOLE_LOG_MAX + 8];
+    static uint8_t a[2 * RS_CONSOLE_TEXT_MAX + 8],
+        b[2 * RS_CONSOLE_TEXT_MAX + 8];
     unsigned fmt = x & 64 ? RS_FMT_TIME | RS_FMT_CALLER : RS_FMT_TIME;
     int cpu = (int)(k >> 6) - 1;    /* -1 .. 2 */
     size_t n = console(k, fmt, a, sizeof(a)), n2, at = n ? x % n : 0;

@@ -50,7 +50,7 @@ static const Field verify_fields[] = {
     { "have_fmt", 1 }, { "fmt_flags", 1 }, { "dropped_credit", 8 },
     { "gone_credit", 8 }, { "window", RS_MATCH_WINDOW },
     { "unmatched_run", 4 }, { "in_rec", 1 }, { "rec_seq", 8 },
-    { "rec_ts", 8 }, { "rec", RS_CONSOLE_LOG_MAX }, { "rec_len", 4 },
+    { "rec_ts", 8 }, { "rec", RS_CONSOLE_TEXT_MAX }, { "rec_len", 4 },
     { "rec_off", 4 }, { "resid", RS_MATCH_LINE_MAX }, { "resid_len", 4 },
     { "resid_seq", 8 }, { "backlog", RS_MATCH_BACKLOG },
     { "backlog_len", 4 }, { "counts", 8 * RS_V_COUNT },

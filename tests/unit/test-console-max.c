@@ -10,13 +10,15 @@
  * both), a printk_ringbuffer whose records are written finalized, in one
  * wrap, and guest physical memory reached only through the image mapping
  * (VA - __START_KERNEL_map + phys_base), so no page tables are needed.
+ * The level 0 matcher (rslib-match.[ch]) then judges the console lines of
+ * long 6.12 records against that ring.
  */
 #include <glib.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "rslib-ring.h"
+#include "rslib-match.h"
 
 #define MEM_SIZE        (256u << 10)
 #define IMG(pa)         (RS_START_KERNEL_MAP + (pa))
@@ -457,6 +459,85 @@ static void test_multi_line_over_2k(void)
     g_close(&g);
 }
 
+/* ---- level 0 on long records --------------------------------------------- */
+
+typedef struct Judged {
+    uint64_t lines[RS_V_COUNT];
+    const char *untrusted;
+} Judged;
+
+static void on_verdict(void *opaque, const rs_verdict_info *vi)
+{
+    Judged *j = opaque;
+
+    if (vi->verdict < RS_V_COUNT) {
+        j->lines[vi->verdict] += vi->verdict >= RS_V_MISSING && vi->count ?
+                                 vi->count : 1;
+    }
+}
+
+static void on_untrusted(void *opaque, const char *reason)
+{
+    ((Judged *)opaque)->untrusted = reason;
+}
+
+/* The console's bytes as the 8250 sends them: each '\n' as "\r\n". */
+static void feed(rs_match *m, const char *s, uint64_t *index, int64_t *vt)
+{
+    for (; *s; s++) {
+        if (*s == '\n') {
+            rs_match_byte(m, '\r', (*index)++, *vt);
+        }
+        rs_match_byte(m, (uint8_t)*s, (*index)++, *vt);
+        *vt += 87000;           /* a byte at 115200 baud */
+    }
+}
+
+/*
+ * A 6.12 console printing, among short records, the longest one-line
+ * record (a 1046-byte line) and one of 32 lines (1760 bytes): every line
+ * is ok, nothing corrupt, unmatched or missing.  With 6.1's limit the long
+ * line's copy was empty and the other record's lines from the 19th had
+ * none: 15 lines corrupt.
+ */
+static void test_match_long_records(void)
+{
+    g_autofree gchar *many = lines_text(32, 31);
+    char one[1023];
+    Guest g;
+    rs_match *m = g_new0(rs_match, 1);
+    Judged j = { { 0 }, NULL };
+    uint64_t seq, index = 0, n;
+    int64_t vt = 6000000000;
+    int v;
+
+    memset(one, 'w', sizeof(one));
+    g_open(&g, "6.12.118+deb12-amd64");
+    g_push(&g, "before", 6, TS, CALLER);
+    g_push(&g, one, sizeof(one), TS + 1000, CALLER);
+    g_push(&g, many, strlen(many), TS + 2000, CALLER);
+    g_push(&g, "after", 5, TS + 3000, CALLER);
+    rs_match_init(m, 0, on_verdict, on_untrusted, &j);
+    rs_match_attach(m, &g.r);
+    for (seq = 0; seq < g.n; seq++) {
+        g_autofree gchar *out = g_console(&g, seq, FLAGS,
+                                          rs_ring_console_max(&g.r));
+
+        feed(m, out, &index, &vt);
+    }
+    rs_match_finish(m, vt);
+    g_assert_null(j.untrusted);
+    n = 1 + 1 + 32 + 1;
+    g_assert_cmpuint(j.lines[RS_V_OK], ==, n);
+    for (v = 0; v < RS_V_COUNT; v++) {
+        if (v != RS_V_OK) {
+            g_assert_cmpuint(j.lines[v], ==, 0);
+        }
+    }
+    g_free(m);
+    g_close(&g);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -468,5 +549,7 @@ int main(int argc, char **argv)
     g_test_add_func("/console-max/multi-line", test_multi_line);
     g_test_add_func("/console-max/multi-line-over-2k",
                     test_multi_line_over_2k);
+    g_test_add_func("/console-max/match-long-records",
+                    test_match_long_records);
     return g_test_run();
 }
