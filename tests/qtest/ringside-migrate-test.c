@@ -794,6 +794,47 @@ static void test_uart_fifo_head(void)
     stream_free(&s);
 }
 
+/* The UART's other fields the device checks, each refused by name. */
+typedef struct UartBad {
+    const char *test;
+    bool fifo;                  /* in the receive FIFO's subsection */
+    size_t at;                  /* into the fields, or into the FIFO's */
+    int width;                  /* 1, or 4 (be32) */
+    uint32_t value;
+    const char *why;
+} UartBad;
+
+static const UartBad uart_bad[] = {
+    { "ier-bits", false, 3, 1, 0x11, "serial.ier: bits" },
+    { "ier-thri", false, 3, 1, 0x02, "serial.ier: THRE" },
+    { "iir", false, 4, 1, 0x32, "serial.iir" },
+    { "mcr", false, UART_MCR, 1, 0x28, "serial.mcr" },
+    { "lsr-fifo-error", false, UART_LSR, 1, 0xe1, "serial.lsr: a receive" },
+    { "fcr", false, UART_FCR, 1, 0x07, "serial.fcr_vmstate" },
+    { "recv-fifo-num", true, 20, 4, 17, "serial.recv_fifo.num" },
+};
+
+static void test_uart_bad_field(const void *opaque)
+{
+    const UartBad *bad = opaque;
+    g_autofree char *path = g_build_filename(tmp_dir, "uart-bad", NULL);
+    size_t fifo, o;
+    Stream s;
+
+    stream_read(&s, uart_stream());
+    o = uart_layout(&s, &fifo);
+    o = (bad->fifo ? fifo : o) + bad->at;
+    if (bad->width == 1) {
+        s.b[o] = bad->value;
+    } else {
+        stl_be_p(s.b + o, bad->value);
+    }
+    stream_write(&s, path);
+    load_hostile(path, bad->why);
+    unlink(path);
+    stream_free(&s);
+}
+
 /*
  * Issue 32, finding 1: a "serial/tsr" subsection (the UART's own
  * transmitter waiting to retry a byte), with LSR saying both THR and the
@@ -1032,6 +1073,12 @@ int main(int argc, char **argv)
                         GINT_TO_POINTER(false), test_uart_tsr);
     qtest_add_data_func("/ringside-migrate/uart/tsr-fifo-on",
                         GINT_TO_POINTER(true), test_uart_tsr);
+    for (i = 0; i < ARRAY_SIZE(uart_bad); i++) {
+        g_autofree char *path = g_strdup_printf("/ringside-migrate/uart/"
+                                                "bad/%s", uart_bad[i].test);
+
+        qtest_add_data_func(path, &uart_bad[i], test_uart_bad_field);
+    }
     qtest_add_data_func("/ringside-migrate/uart/loadvm-bad-uart",
                         GINT_TO_POINTER(true), test_uart_loadvm);
     qtest_add_data_func("/ringside-migrate/uart/loadvm-forget",
