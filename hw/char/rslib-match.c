@@ -143,7 +143,7 @@ static void report(rs_match *m, rs_verdict v, rs_verdict_info *vi)
      * may be overwritten before its cut copy can be compared with it.
      */
     if (((v == RS_V_CORRUPT && vi->has_seq && cut_short(vi)) ||
-         v == RS_V_UNMATCHED) && !m->held) {
+         v == RS_V_UNMATCHED || (v == RS_V_USER && vi->cut)) && !m->held) {
         m->held = true;
         m->held_vi = *vi;
         return;
@@ -151,13 +151,29 @@ static void report(rs_match *m, rs_verdict v, rs_verdict_info *vi)
     emit(m, vi);
 }
 
-/* Judge the held line: replayed if a replay notice came next. */
-static void release_held(rs_match *m, bool replayed)
+/*
+ * Judge the held line by the notice that came next (k): replayed if the
+ * console replays the record it cut.  A start of the console's prefix or
+ * notice is the kernel's too if any notice follows it: a takeover's new
+ * owner ended it, then replayed the record or counted it dropped.
+ */
+static void release_held(rs_match *m, rs_console_notice k)
 {
+    bool replayed = k == RS_NOTICE_REPLAYING;
+
     if (!m->held) {
         return;
     }
     m->held = false;
+    if (m->held_vi.verdict == RS_V_USER) {
+        replayed = k == RS_NOTICE_REPLAYING || k == RS_NOTICE_DROPPED;
+        if (replayed && m->held_vi.cut == RS_CUT_NOTICE) {
+            m->held_vi.verdict = RS_V_KNOTICE;
+            replayed = false;
+        }
+        m->held_vi.has_seq = false;
+    }
+    m->held_vi.cut = RS_CUT_NONE;
     if (replayed) {
         m->held_vi.verdict = RS_V_REPLAYED;
         m->held_vi.why = RS_WHY_NONE;
@@ -169,7 +185,7 @@ static void release_held(rs_match *m, bool replayed)
 
 void rs_match_flush(rs_match *m)
 {
-    release_held(m, false);
+    release_held(m, RS_NOTICE_NONE);
 }
 
 static void line_info(const line *l, rs_verdict_info *vi)
@@ -562,11 +578,22 @@ static rs_verdict printed(rs_match *m, uint64_t seq, int level,
     m->unmatched_run = 0;
     if (!m->started || seq >= m->cursor) {
         advance(m, seq);
+        m->dropped_credit = 0;      /* see below */
         expire_for(m, seq);
         m->window[seq % RS_MATCH_WINDOW] = W_SEEN;
         m->cursor = seq + 1;
         return RS_V_OK;
     }
+    /*
+     * A dropped notice counts the records just before the one printed
+     * after it: those are judged now.  Credit left over was counted twice:
+     * a takeover's new owner announces again the drops the old owner did
+     * (6.12 nbcon.c: it recounts from the console's seq, which the old
+     * owner advances only after its write), before the record it replays.
+     * Kept, it would call records the console later skipped without a
+     * word dropped, not missing.
+     */
+    m->dropped_credit = 0;
     if (seq + RS_MATCH_WINDOW < m->cursor) {
         return RS_V_DUPLICATE;
     }
@@ -1112,6 +1139,30 @@ static bool lacks_prefix(const rs_match *m, const line *l)
 }
 
 /*
+ * Is l only the start of a line the console writes, its prefix cut before
+ * the time stamp ended, or of a notice?  A takeover in a storm ends such
+ * a line; the next line says so (release_held()).
+ */
+static uint8_t console_start(const rs_match *m, const line *l)
+{
+    uint32_t i;
+
+    if (rs_console_notice_cut(l->b, l->n) != RS_NOTICE_NONE) {
+        return RS_CUT_NOTICE;
+    }
+    if (!m->have_fmt || !(m->fmt_flags & RS_FMT_TIME) || !l->n ||
+        l->n >= 16 || l->b[0] != '[') {
+        return RS_CUT_NONE;
+    }
+    for (i = 1; i < l->n; i++) {
+        if (l->b[i] != ' ' && l->b[i] != '.' && !is_digit(l->b[i])) {
+            return RS_CUT_NONE;
+        }
+    }
+    return RS_CUT_PREFIX;
+}
+
+/*
  * A line without the prefix is still the kernel's if it is a damaged copy
  * of one of the next records the console prints and starts as that does
  * (a byte of the prefix lost, say).
@@ -1312,6 +1363,7 @@ static void judge_line(rs_match *m, line *l)
         } else {
             m->resid_len = 0;
             v = m->ring && near_copy(m, l, &vi) ? RS_V_CORRUPT : RS_V_USER;
+            vi.cut = v == RS_V_USER ? console_start(m, l) : RS_CUT_NONE;
         }
         goto out;
     }
@@ -1545,7 +1597,7 @@ static bool judge_notice(rs_match *m, line *l)
     rs_console_notice k = rs_parse_console_notice(l->b, l->n, &count);
     rs_verdict_info vi;
 
-    release_held(m, k == RS_NOTICE_REPLAYING);
+    release_held(m, k);
     if (k == RS_NOTICE_NONE && l->partial &&
         rs_console_notice_cut(l->b, l->n) != RS_NOTICE_NONE) {
         /* the guest stopped while its console wrote this notice */
@@ -1674,7 +1726,7 @@ static void line_done(rs_match *m, uint64_t last, int64_t vt, bool partial)
         rs_verdict_info vi;
 
         line_info(&l, &vi);
-        release_held(m, false);
+        release_held(m, RS_NOTICE_NONE);
         vi.why = m->ring ? RS_WHY_OVERLONG : RS_WHY_NONE;
         report(m, m->ring ? RS_V_UNMATCHED : RS_V_UNCHECKED, &vi);
     } else if ((!m->ring || m->backlog_len) && !partial) {
@@ -1756,7 +1808,7 @@ void rs_match_resume(rs_match *m, const rs_ring *ring)
 
 void rs_match_detach(rs_match *m)
 {
-    release_held(m, false);
+    release_held(m, RS_NOTICE_NONE);
     if (m->started) {
         expire_all(m);
     }
@@ -1773,7 +1825,7 @@ void rs_match_finish(rs_match *m, int64_t vt)
     if (m->len || m->overlong) {
         line_done(m, m->first + m->len, vt, true);
     }
-    release_held(m, false);
+    release_held(m, RS_NOTICE_NONE);
     if (!m->ring) {
         backlog_replay(m);      /* judged UNCHECKED: no ring ever came */
         return;

@@ -103,7 +103,11 @@ typedef struct rs_verdict_info {
     uint32_t user_at, user_len; /* by_user: those bytes, from the line's
                                  * first */
     rs_why why;                 /* USER, UNMATCHED: see rs_why */
+    uint8_t cut;                /* USER held: RS_CUT_* (rslib-match.c) */
 } rs_verdict_info;
+
+/* A user line that may be the start of the console's own line, cut. */
+enum { RS_CUT_NONE, RS_CUT_PREFIX, RS_CUT_NOTICE };
 
 typedef void (*rs_report_fn)(void *opaque, const rs_verdict_info *vi);
 /* The ring broke an invariant: stop trusting it (reason is static). */

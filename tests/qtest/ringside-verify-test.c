@@ -817,6 +817,83 @@ static void test_overwritten_near_tail(void)
 }
 
 /*
+ * A takeover in a storm can end the old owner's line before its time stamp
+ * was whole ("[", "[    8.33"), or in the middle of a notice: no prefix to
+ * judge it by, but the notice the new owner writes next says it was the
+ * console's own line.  Before a replay notice it is replayed, before a
+ * dropped notice (which counts the record it began) too, and a cut notice
+ * is a notice.  The same start before anything else is user space's.
+ */
+static void test_takeover_fragments(void)
+{
+    Fixture f = { 0 };
+    Ring r;
+    g_autofree char *v = NULL;
+    g_autoptr(QDict) sum = NULL;
+
+    start_attached(&f, &r, "");
+    ring_push(&r, "zero");
+    ring_push(&r, "one");
+    ring_push(&r, "two");
+    ring_push(&r, "three");
+    attach_now(&f);
+    print_rec(f.qts, 0, "zero");
+    uart_puts(f.qts, "[    0.00\r\n");
+    uart_puts(f.qts, "** replaying previous printk message **\r\n");
+    print_rec(f.qts, 1, "one");
+    uart_puts(f.qts, "[  \r\n");
+    uart_puts(f.qts, "** 1 printk messages dropped **\r\n");
+    print_rec(f.qts, 3, "three");
+    uart_puts(f.qts, "** 90 printk messag\r\n");
+    uart_puts(f.qts, "** replaying previous printk message **\r\n");
+    uart_puts(f.qts, "[    \r\n");
+    uart_puts(f.qts, "a user line\r\n");
+    v = line_verdicts(&f);
+    g_assert_cmpstr(v, ==, "ok replayed notice ok replayed dropped-notice ok "
+                    "notice notice user user");
+    sum = quit_summary(&f);
+    g_assert_cmpint(sub_int(sum, "records", "dropped"), ==, 1);
+    g_assert_cmpint(sub_int(sum, "records", "missing"), ==, 0);
+    fixture_stop(&f);
+}
+
+/*
+ * A takeover's new owner announces again the drops the old owner had
+ * announced (it recounts from the console's seq): the second notice's
+ * credit must not make a record the console later skips without a word
+ * "dropped".  It is missing.
+ */
+static void test_dropped_announced_twice(void)
+{
+    Fixture f = { 0 };
+    Ring r;
+    g_autofree char *v = NULL;
+    g_autoptr(QDict) sum = NULL;
+
+    start_attached(&f, &r, "");
+    ring_push(&r, "zero");
+    ring_push(&r, "one");
+    ring_push(&r, "two");
+    ring_push(&r, "three");
+    ring_push(&r, "four");
+    attach_now(&f);
+    print_rec(f.qts, 0, "zero");
+    uart_puts(f.qts, "** 1 printk messages dropped **\r\n");
+    print_rec(f.qts, 2, "two");
+    uart_puts(f.qts, "** replaying previous printk message **\r\n");
+    uart_puts(f.qts, "** 1 printk messages dropped **\r\n");
+    print_rec(f.qts, 2, "two");
+    print_rec(f.qts, 4, "four");
+    v = line_verdicts(&f);
+    g_assert_cmpstr(v, ==, "ok dropped-notice ok notice dropped-notice "
+                    "replayed ok");
+    sum = quit_summary(&f);
+    g_assert_cmpint(sub_int(sum, "records", "dropped"), ==, 1);
+    g_assert_cmpint(sub_int(sum, "records", "missing"), ==, 1);
+    fixture_stop(&f);
+}
+
+/*
  * The takeover came between the "\r" and the "\n" the driver sends for the
  * record's "\n" (seen on 6.12 in a WARN storm): the cut line ends in that
  * CR.  It is the kernel's cut copy, replayed, not a corrupt line.
@@ -1550,6 +1627,10 @@ int main(int argc, char **argv)
     qtest_add_func("/ringside-verify/replay-cut", test_replay_cut);
     qtest_add_func("/ringside-verify/replay-cut-crlf", test_replay_cut_crlf);
     qtest_add_func("/ringside-verify/replay-cut-gone", test_replay_cut_gone);
+    qtest_add_func("/ringside-verify/takeover-fragments",
+                   test_takeover_fragments);
+    qtest_add_func("/ringside-verify/dropped-announced-twice",
+                   test_dropped_announced_twice);
     qtest_add_func("/ringside-verify/overwritten-near-tail",
                    test_overwritten_near_tail);
     qtest_add_func("/ringside-verify/replay-whole", test_replay_whole);
