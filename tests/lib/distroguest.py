@@ -135,21 +135,8 @@ def boot_once(ringside, name, kernel, forward, end, pace, out, timeout=300):
 
 def analyze(ringside, out, b):
     """Fill in @b, a boot's summary, from what the run left in @out."""
-    s = km.summary_fields(b["summary"])
-    b["ended"] = s.get("ended", "?")
-    b["verdict"] = s.get("verdict", "?")
-    b["l1"] = s.get("l1")
+    s, console = km.read_run(ringside, out, b)
     b["guest_time"] = s.get("guest-time", "?")
-    rep = subprocess.run([ringside, "report", "--json", os.path.join(out, "events.jsonl")],
-                         capture_output=True, text=True)
-    try:
-        b["report"] = json.loads(rep.stdout)
-    except ValueError:
-        b["report"] = {}
-    try:
-        console = open(os.path.join(out, "console.log"), "rb").read()
-    except OSError:
-        console = b""
     events = []
     try:
         with open(os.path.join(out, "events.jsonl"), "rb") as f:

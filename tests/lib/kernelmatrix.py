@@ -275,6 +275,27 @@ def boot(ringside, name, kernel, pace, out, timeout=120):
     return b
 
 
+def read_run(ringside, out, b):
+    """Fill in @b's ended, verdict, l1 and report from the run in @out (its
+    summary line in b["summary"]); return the summary's fields and the
+    console's bytes."""
+    s = summary_fields(b["summary"])
+    b["ended"] = s.get("ended", "?")
+    b["verdict"] = s.get("verdict", "?")
+    b["l1"] = s.get("l1")
+    rep = subprocess.run([ringside, "report", "--json", os.path.join(out, "events.jsonl")],
+                         capture_output=True, text=True)
+    try:
+        b["report"] = json.loads(rep.stdout)
+    except ValueError:
+        b["report"] = {}
+    try:
+        console = open(os.path.join(out, "console.log"), "rb").read()
+    except OSError:
+        console = b""
+    return s, console
+
+
 def boot_once(ringside, name, kernel, pace, out, timeout=120):
     """One boot of the matrix; a dict describing it (see row())."""
     oracle_path = os.path.join(out, "oracle.txt")
@@ -288,23 +309,10 @@ def boot_once(ringside, name, kernel, pace, out, timeout=120):
          "rc": r.returncode, "wall": time.time() - t0,
          "summary": (r.stdout.strip().split("\n") or [""])[-1],
          "stderr": r.stderr.strip()}
-    s = summary_fields(b["summary"])
-    b["ended"] = s.get("ended", "?")
-    b["verdict"] = s.get("verdict", "?")
-    b["l1"] = s.get("l1")
+    s, console = read_run(ringside, out, b)
     b["overrun"] = int(s.get("overrun", "0"))
     # Whether run judged the boot's timing faithful on this host, if it says.
     b["faithful"] = s.get("faithful", "-")
-    rep = subprocess.run([ringside, "report", "--json", os.path.join(out, "events.jsonl")],
-                         capture_output=True, text=True)
-    try:
-        b["report"] = json.loads(rep.stdout)
-    except ValueError:
-        b["report"] = {}
-    try:
-        console = open(os.path.join(out, "console.log"), "rb").read()
-    except OSError:
-        console = b""
     # The distro case ran to its end: its prompt and last records are on the wire.
     b["distro"] = (b"guest login: " in console and
                    b"systemd-shutdown[1]: Powering off." in console and
