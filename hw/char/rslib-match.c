@@ -254,6 +254,16 @@ static bool short_of_budget(const rs_match *m)
     return m->ring && rs_ring_budget_out(m->ring);
 }
 
+/*
+ * A search goes on while the ring is trusted and the budget lasts: once it
+ * is spent every read fails, and a search that went on would only spend
+ * host time failing them (a guest's short lines would buy that per line).
+ */
+static bool can_read(const rs_match *m)
+{
+    return m->ring && !short_of_budget(m);
+}
+
 static rs_rec_status get_cand(rs_match *m, uint64_t seq, unsigned flags,
                               cand *c)
 {
@@ -744,7 +754,7 @@ static uint64_t ts_lower_bound(rs_match *m, uint64_t ts_us, uint64_t first,
     uint64_t lo = first, hi = next, us = 0;
     int probes, k;
 
-    for (probes = 0; lo < hi && probes < TS_PROBES && m->ring; probes++) {
+    for (probes = 0; lo < hi && probes < TS_PROBES && can_read(m); probes++) {
         uint64_t mid = lo + (hi - lo) / 2;
 
         for (k = 0; k < 4 && mid + k < hi; k++) {
@@ -777,7 +787,7 @@ static int find_by_ts(rs_match *m, uint64_t ts_us, uint64_t *out, int max)
     }
     lo = ts_lower_bound(m, ts_us, first, next);
     s = lo > first + 8 ? lo - 8 : first;
-    for (k = 0; k < TS_SCAN && s < next && n < max && m->ring; k++, s++) {
+    for (k = 0; k < TS_SCAN && s < next && n < max && can_read(m); k++, s++) {
         if (!ts_of(m, s, &us)) {
             continue;
         }
@@ -940,7 +950,7 @@ static bool expected(rs_match *m, const line *l, cand *c, bool *hit)
     if (!m->started) {
         return false;
     }
-    for (i = 0, s = m->cursor; i < FAST_STEPS && m->ring; i++, s++) {
+    for (i = 0, s = m->cursor; i < FAST_STEPS && can_read(m); i++, s++) {
         rs_rec_status st = get_cand(m, s, l->flags, c);
 
         if (st == RS_REC_OK && c->len && line_is(l, c->out, c->l1)) {
@@ -1080,7 +1090,7 @@ static bool torn(rs_match *m, const line *l, unsigned flags, const cand *x,
         return false;
     }
     /* every timestamp looked up counts, found or not: EMBED_MAX searches */
-    for (p = 1; p < l->n && looked < EMBED_MAX && m->ring; p++) {
+    for (p = 1; p < l->n && looked < EMBED_MAX && can_read(m); p++) {
         uint64_t us;
 
         if (l->b[p] != '[' || !parse_ts(l->b + p, l->n - p, &us)) {
@@ -1177,7 +1187,7 @@ static bool near_copy(rs_match *m, const line *l, rs_verdict_info *vi)
         return false;
     }
     for (i = 0, s = m->cursor;
-         i < FAST_STEPS && tried < NEAR_COPIES && m->ring; i++, s++) {
+         i < FAST_STEPS && tried < NEAR_COPIES && can_read(m); i++, s++) {
         rs_rec_status st = get_cand(m, s, m->fmt_flags, &c);
 
         if (st == RS_REC_NOT_YET || st == RS_REC_BAD) {
@@ -1205,7 +1215,7 @@ static uint32_t kernel_start(rs_match *m, const line *l)
     uint32_t q;
     int tries = 0;
 
-    for (q = 1; q + 2 < l->n && tries < EMBED_MAX && m->ring; q++) {
+    for (q = 1; q + 2 < l->n && tries < EMBED_MAX && can_read(m); q++) {
         line t;
         uint64_t seq;
 
@@ -1391,7 +1401,7 @@ static void judge_line(rs_match *m, line *l)
     n = 0;
     if (l->has_ts) {
         n = find_by_ts(m, l->ts_us, seqs, TS_CANDS);
-        for (i = 0; i < n && m->ring; i++) {
+        for (i = 0; i < n && can_read(m); i++) {
             rs_rec_status st = get_cand(m, seqs[i], l->flags, &c);
 
             if (st == RS_REC_OK && c.len && line_is(l, c.out, c.l1)) {
@@ -1410,7 +1420,7 @@ static void judge_line(rs_match *m, line *l)
             uint64_t s, us;
 
             for (s = pred > NEAR / 4 ? pred - NEAR / 4 : 0;
-                 s < pred + NEAR && m->ring; s++) {
+                 s < pred + NEAR && can_read(m); s++) {
                 if (!ts_of(m, s, &us) || us != l->ts_us) {
                     continue;
                 }
@@ -1426,7 +1436,7 @@ static void judge_line(rs_match *m, line *l)
     } else if (m->started) {
         uint64_t s = m->cursor > NEAR ? m->cursor - NEAR : 0;
 
-        for (; s < m->cursor + NEAR && m->ring; s++) {
+        for (; s < m->cursor + NEAR && can_read(m); s++) {
             if (cand_is(m, s, l, &c)) {
                 v = take(m, l, &c, &vi);
                 goto out;
@@ -1437,7 +1447,7 @@ static void judge_line(rs_match *m, line *l)
 
         if (rs_ring_next_seq(m->ring, &next) == RS_OK) {
             for (s = next > 4 * NEAR ? next - 4 * NEAR : 0;
-                 s < next && m->ring; s++) {
+                 s < next && can_read(m); s++) {
                 if (cand_is(m, s, l, &c)) {
                     v = take(m, l, &c, &vi);
                     goto out;
@@ -1497,7 +1507,7 @@ static void judge_line(rs_match *m, line *l)
         uint32_t best_score = 0;
         bool have_best = false;
 
-        for (i = 0; i < n && m->ring; i++) {
+        for (i = 0; i < n && can_read(m); i++) {
             uint32_t sc;
 
             if (get_cand(m, seqs[i], flags, &c) != RS_REC_OK) {
@@ -1555,6 +1565,16 @@ static void judge_line(rs_match *m, line *l)
     }
 
 out:
+    if (short_of_budget(m) && v == RS_V_USER && !vi.cut) {
+        /*
+         * A search cut short: the line may have been a damaged copy of a
+         * record's.  Not known, so not user space's either.
+         */
+        m->in_rec = was_in_rec;
+        v = RS_V_UNCHECKED;
+        vi.under_budget = true;
+        m->under_budget++;
+    }
     if (short_of_budget(m) && v != RS_V_OK && v != RS_V_USER &&
         v != RS_V_UNCHECKED) {
         /*
