@@ -83,9 +83,12 @@ static int64_t attach_thread_cpu_ns(void)
 /*
  * The thread's CPU clock is a system call: read at every access it made
  * ringside-serial twice as slow as QEMU's 16550 on a console flood, and
- * read at every line's matching it still cost a flood 3%.  So a timer tick
- * is metered from its start and an access one time in COST_CPU_SAMPLE.
- * Any other access is metered from its first guest-memory read, the work
+ * read at every line's matching it still cost a flood 3%.  A paced line
+ * has a timer tick per character, and metering each from its start took
+ * a third of the device's main-loop time on a host whose clocks are
+ * system calls.  So an action (access or tick) is metered from its start
+ * one time in COST_CPU_SAMPLE.
+ * Any other is metered from its first guest-memory read, the work
  * the read budget governs: by the wall clock (a vDSO call) while it has
  * made fewer than COST_CPU_AFTER_READS reads, a microsecond or two in which
  * preemption is rare (a console line's two metered accesses make 7 and 8),
@@ -112,6 +115,29 @@ static void cost_read(RingsideSerialState *s)
     }
 }
 
+/*
+ * pace=line: the reads the line's virtual time has earned, at
+ * line_read_rate a second, saved up to one tick's budget.  Kept in
+ * billionths of a read so that no fraction is lost between actions
+ * (at most 2^32 reads a tick and a rate below 2^32: it fits in 64 bits).
+ */
+static uint64_t cost_rate_allowance(RingsideSerialState *s)
+{
+    int64_t now = qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL);
+    int64_t dt = now - s->rate_vt;
+    uint64_t cap = (uint64_t)s->tick_reads * NANOSECONDS_PER_SECOND;
+
+    if (dt >= NANOSECONDS_PER_SECOND || dt < 0) {
+        /* a second earns more than a tick holds; a clock reset starts over */
+        s->rate_credit = cap;
+    } else {
+        s->rate_credit = MIN(s->rate_credit +
+                             (uint64_t)dt * s->line_read_rate, cap);
+    }
+    s->rate_vt = now;
+    return s->rate_credit / NANOSECONDS_PER_SECOND;
+}
+
 void ringside_cost_begin(RingsideSerialState *s, int kind)
 {
     uint64_t reads;
@@ -120,10 +146,19 @@ void ringside_cost_begin(RingsideSerialState *s, int kind)
         return;
     }
     reads = kind == RS_COST_ACCESS ? s->access_reads : s->tick_reads;
+    s->rate_cut = false;
+    if (s->pace) {
+        uint64_t allowed = cost_rate_allowance(s);
+
+        if (allowed < reads) {
+            reads = allowed;
+            s->rate_cut = true;
+        }
+    }
     s->cost_kind = kind;
     rs_budget_set(&s->budget, reads, reads * RS_BUDGET_BYTES_PER_READ);
     s->cost_start = s->cost_start_cpu = -1;
-    if (kind == RS_COST_TICK || ++s->cost_sample % COST_CPU_SAMPLE == 0) {
+    if (++s->cost_sample % COST_CPU_SAMPLE == 0) {
         cost_clocks_start(s);
     }
 }
@@ -143,10 +178,17 @@ void ringside_cost_end(RingsideSerialState *s)
                  s->cost_wall_ns + attach_thread_cpu_ns() - s->cost_start_cpu;
         s->cost_max_ns[k] = MAX(s->cost_max_ns[k], ns);
         s->cost_max_cpu_ns[k] = MAX(s->cost_max_cpu_ns[k], cpu_ns);
+        s->cost_sum_cpu_ns[k] += cpu_ns;
     }
     s->cost_max_reads[k] = MAX(s->cost_max_reads[k], s->budget.spent_reads);
+    s->cost_sum_reads[k] += s->budget.spent_reads;
+    if (s->pace) {
+        s->rate_credit -= MIN(s->rate_credit, s->budget.spent_reads *
+                              NANOSECONDS_PER_SECOND);
+    }
     if (s->budget.out) {
         s->budget_out[k]++;
+        s->rate_limited += s->rate_cut;
     }
     trace_ringside_serial_cost(cost_kind_names[k], ns,
                                s->budget.spent_reads, s->budget.spent_bytes,
@@ -179,7 +221,17 @@ void ringside_cost_add_props(Object *obj)
                                        OBJ_PROP_FLAG_READ);
         object_property_add_uint64_ptr(obj, out, &s->budget_out[k],
                                        OBJ_PROP_FLAG_READ);
+        g_free(ns);
+        ns = g_strdup_printf("cost-sum-%s-cpu-ns", cost_kind_names[k]);
+        object_property_add_uint64_ptr(obj, ns, &s->cost_sum_cpu_ns[k],
+                                       OBJ_PROP_FLAG_READ);
+        g_free(rd);
+        rd = g_strdup_printf("cost-sum-%s-reads", cost_kind_names[k]);
+        object_property_add_uint64_ptr(obj, rd, &s->cost_sum_reads[k],
+                                       OBJ_PROP_FLAG_READ);
     }
+    object_property_add_uint64_ptr(obj, "rate-limited", &s->rate_limited,
+                                   OBJ_PROP_FLAG_READ);
     object_property_add_uint64_ptr(obj, "scan-deferred", &s->scan_deferred,
                                    OBJ_PROP_FLAG_READ);
     object_property_add_uint64_ptr(obj, "guest-errors", &s->guest_errors,

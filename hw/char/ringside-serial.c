@@ -946,10 +946,13 @@ static void ringside_serial_realize(DeviceState *dev, Error **errp)
         return;
     }
     s->ring_auto = !ring_off;
-    if (!s->access_reads || !s->tick_reads) {
-        error_setg(errp, "read-budget and tick-read-budget must be above 0");
+    if (!s->access_reads || !s->tick_reads || !s->line_read_rate) {
+        error_setg(errp, "read-budget, tick-read-budget and line-read-rate "
+                   "must be above 0");
         return;
     }
+    s->rate_credit = (uint64_t)s->tick_reads * NANOSECONDS_PER_SECOND;
+    s->rate_vt = qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL);
     if (!s->ring_auto) {
         s->ext_base = 0;        /* level 1 judges against the ring */
     }
@@ -1139,6 +1142,9 @@ static Property ringside_serial_properties[] = {
                        1024),
     DEFINE_PROP_UINT32("tick-read-budget", RingsideSerialState, tick_reads,
                        8192),
+    /* pace=line: guest-memory reads a second of line time may make */
+    DEFINE_PROP_UINT32("line-read-rate", RingsideSerialState, line_read_rate,
+                       RS_LINE_READ_RATE),
     DEFINE_PROP_END_OF_LIST(),
 };
 
@@ -1255,6 +1261,11 @@ static void ringside_serial_class_init(ObjectClass *klass, void *data)
     object_class_property_set_description(klass, "tick-read-budget",
         "guest-memory reads one of the device's timer ticks may make "
         "(note scan, backlog replay; default 8192)");
+    object_class_property_set_description(klass, "line-read-rate",
+        "pace=line: guest-memory reads all of the device's work may make "
+        "in a second of line time, earned as the line runs (default "
+        stringify(RS_LINE_READ_RATE) "); what does not fit is judged "
+        "\"under budget\"");
     set_bit(DEVICE_CATEGORY_INPUT, dc->categories);
 }
 

@@ -66,6 +66,14 @@ enum {
     RS_COST_TICK,       /* one timer callback (or loadvm, reset) */
     RS_COST_KINDS
 };
+/*
+ * pace=line: reads a second of line time may make, all actions together.
+ * Set by bench/hostile_cost.py's "pace-line" case, the worst a guest can
+ * make a read cost (a ring behind four-level page walks): the device's
+ * main-loop time stays within 10% of the line's time (docs/device.md).
+ */
+#define RS_LINE_READ_RATE 500000
+
 /* Bytes a read budget allows per read, on average. */
 #define RS_BUDGET_BYTES_PER_READ    128
 /* Guest error causes tracked one by one; the rest share a slot. */
@@ -159,11 +167,25 @@ struct RingsideSerialState {
     int cost_kind;
     int64_t cost_start, cost_start_cpu;    /* -1: not metered (yet) */
     int64_t cost_wall_ns;           /* wall time before cost_start_cpu */
-    uint32_t cost_sample;           /* accesses begun, for the sampling */
+    uint32_t cost_sample;           /* actions begun, for the sampling */
     uint64_t cost_max_ns[RS_COST_KINDS];        /* wall */
     uint64_t cost_max_cpu_ns[RS_COST_KINDS];    /* this thread's CPU */
     uint64_t cost_max_reads[RS_COST_KINDS];
     uint64_t budget_out[RS_COST_KINDS];     /* actions that spent it all */
+    uint64_t cost_sum_cpu_ns[RS_COST_KINDS];    /* all metered, summed */
+    uint64_t cost_sum_reads[RS_COST_KINDS];
+    /*
+     * pace=line: the reads all actions together may make, earned with the
+     * line's virtual time (line-read-rate= a second, at most a tick's
+     * budget saved up), so the device's share of the main loop is bounded
+     * per second of line, not only per action.  Not migrated: a loaded
+     * device starts with a full bucket.
+     */
+    uint32_t line_read_rate;        /* line-read-rate=: reads a second */
+    uint64_t rate_credit;           /* earned, unspent: reads x 10^9 */
+    int64_t rate_vt;                /* virtual ns it was last topped up */
+    bool rate_cut;                  /* this action's budget was cut */
+    uint64_t rate_limited;          /* actions it cut that ran out */
 
     /* guest errors logged with -d guest_errors, rate-limited per cause */
     struct {

@@ -274,17 +274,44 @@ static inline char *vmcoreinfo_61(uint64_t prb_sym)
     return g_string_free(t, false);
 }
 
-static inline void put_prb(QTestState *qts, unsigned count_bits, unsigned size_bits)
+/* The ring's arrays at base + their PA (base: a kernel VA of PA 0). */
+static inline void put_prb_at(QTestState *qts, unsigned count_bits,
+                              unsigned size_bits, uint64_t base)
 {
     uint8_t prb[88] = { 0 };
 
     qtest_writeq(qts, PRB_PTR_PA, START_KERNEL_MAP + PRB_PA);
     prb[0] = count_bits;                                 /* desc_ring */
-    stq_le_p(prb + 8, START_KERNEL_MAP + RING_DESCS);    /* descs */
-    stq_le_p(prb + 16, START_KERNEL_MAP + RING_INFOS);   /* infos */
+    stq_le_p(prb + 8, base + RING_DESCS);                /* descs */
+    stq_le_p(prb + 16, base + RING_INFOS);               /* infos */
     prb[48] = size_bits;                                 /* text_data_ring */
-    stq_le_p(prb + 56, START_KERNEL_MAP + RING_DATA);    /* data */
+    stq_le_p(prb + 56, base + RING_DATA);                /* data */
     qtest_memwrite(qts, PRB_PA, prb, sizeof(prb));
+}
+
+static inline void put_prb(QTestState *qts, unsigned count_bits, unsigned size_bits)
+{
+    put_prb_at(qts, count_bits, size_bits, START_KERNEL_MAP);
+}
+
+/*
+ * The direct map (page_offset_base) of PA 0x200000-0x3fffff in 4 KiB pages,
+ * four levels under init_top_pgt (PA 0x1000): a ring put there with
+ * put_prb_at(..., DIRECT_MAP) costs the device a page walk per read.
+ */
+#define DIRECT_MAP          0xffff888000000000ull
+
+static inline void map_direct(QTestState *qts)
+{
+    const uint64_t pml4 = 0x1000, pdpt = 0x5000, pd = 0x6000, pt = 0x7000;
+    int i;
+
+    qtest_writeq(qts, pml4 + ((DIRECT_MAP >> 39) & 511) * 8, pdpt | 3);
+    qtest_writeq(qts, pdpt, pd | 3);
+    qtest_writeq(qts, pd + 8, pt | 3);
+    for (i = 0; i < 512; i++) {
+        qtest_writeq(qts, pt + i * 8, (0x200000ull + i * 0x1000) | 3);
+    }
 }
 
 /* The "ring" events in the stream, as their "state" values. */
