@@ -9,7 +9,8 @@ device meters itself (ringside-serial-attach.c): the worst host time spent
 in one register access and in one timer tick, and the guest-memory reads
 each made, read back as QOM counters ("cost-max-access-ns", ...).  Prints
 one row per case against the targets: at most 1 ms per access, 5 ms per
-tick.
+tick, and at pace=line (case pace-line) 10% of the line's time per second
+of it, all actions together.
 
 Usage: hostile_cost.py [--qemu PATH] [--case NAME]... [--runs N]
 (QEMU defaults to $RINGSIDE_CACHE/qemu/build/qemu-system-x86_64.)
@@ -28,10 +29,12 @@ CACHE = os.environ.get("RINGSIDE_CACHE",
                        os.path.expanduser("~/.cache/ringside"))
 TARGET_ACCESS_NS = 1_000_000
 TARGET_TICK_NS = 5_000_000
+TARGET_LINE_SHARE = 0.10     # of a paced line's time, all actions together
 
 COM1 = 0x3f8
 EXT = 0x4f0
 KMAP = 0xffffffff80000000
+DIRECT_MAP = 0xffff888000000000     # page_offset_base: reached by a page walk
 NOTE_PA = 0x200000
 PRB_PTR_PA = 0x300000
 PRB_PA = 0x300100
@@ -91,7 +94,8 @@ def hostile_note_text():
 
 
 class Qemu:
-    def __init__(self, dev_opts="", events="file", mem="128M"):
+    def __init__(self, dev_opts="", events="file", mem="128M",
+                 device="ringside-serial,id=rs,chardev=con,events=ev"):
         self.dir = tempfile.mkdtemp(prefix="ringside-hostile-")
         qsock = os.path.join(self.dir, "qtest.sock")
         msock = os.path.join(self.dir, "qmp.sock")
@@ -109,9 +113,9 @@ class Qemu:
                "-mon chardev=mon,mode=control -display none -nodefaults "
                "-machine pc -m %s -accel qtest "
                "-chardev file,id=con,path=%s %s "
-               "-device ringside-serial,id=rs,chardev=con,events=ev%s"
+               "-device %s%s"
                % (qemu, qsock, msock, mem, os.path.join(self.dir, "console"),
-                  ev, dev_opts))
+                  ev, device, dev_opts))
         self.proc = subprocess.Popen(cmd.split(), cwd=os.path.dirname(qemu))
         self.q = ls[0].accept()[0]
         self.m = ls[1].accept()[0]
@@ -174,6 +178,22 @@ class Qemu:
                  "cost-max-access-reads", "cost-max-tick-reads",
                  "budget-out-access", "budget-out-tick")}
 
+    def sums(self):
+        """The device's metered CPU time and reads, all actions summed."""
+        return (self.get("cost-sum-access-cpu-ns") +
+                self.get("cost-sum-tick-cpu-ns"),
+                self.get("cost-sum-access-reads") +
+                self.get("cost-sum-tick-reads"))
+
+    def process_cpu_ns(self):
+        """CPU time of all of QEMU's threads, in ns (schedstat)."""
+        d = "/proc/%d/task" % self.proc.pid
+        return sum(int(open("%s/%s/schedstat" % (d, t)).read().split()[0])
+                   for t in os.listdir(d))
+
+    def vclock(self):
+        return int(self.cmd("clock_step 0").split()[1])
+
     def close(self):
         try:
             self.qmp("quit")
@@ -183,18 +203,42 @@ class Qemu:
         subprocess.run(["rm", "-rf", self.dir])
 
 
+def page_tables(vm, ranges):
+    """Four levels of 4 KiB pages mapping DIRECT_MAP + pa to pa for each
+    (pa, length) in ranges, rooted at init_top_pgt (pa 0x1000): every read
+    of the ring then costs the device a walk.  Each range lies within one
+    2 MiB region; its page table goes at 0x7000, 0x8000, ..."""
+    pml4, pdpt, pd = 0x1000, 0x5000, 0x6000
+    vm.wq(pml4 + ((DIRECT_MAP >> 39) & 511) * 8, pdpt | 3)
+    vm.wq(pdpt, pd | 3)
+    for i, (pa, length) in enumerate(ranges):
+        pt = 0x7000 + i * 0x1000
+        assert pa >> 21 == (pa + length - 1) >> 21
+        vm.wq(pd + ((pa >> 21) & 511) * 8, pt | 3)
+        ptes = b"".join(struct.pack("<Q", (pa & ~0x1fffff) + (j << 12) | 3)
+                        for j in range(512))
+        vm.write(pt, ptes)
+
+
 class Ring:
     """A Linux 6.1 printk ring in guest memory, filled as printk does."""
 
-    def __init__(self, vm, count_bits=12, size_bits=20, note_pa=NOTE_PA):
+    def __init__(self, vm, count_bits=12, size_bits=20, note_pa=NOTE_PA,
+                 walked=False):
         self.vm, self.cb, self.sb = vm, count_bits, size_bits
         self.n, self.lpos = 0, 0
+        base = KMAP
+        if walked:
+            base = DIRECT_MAP
+            page_tables(vm, [(DESCS, DESC_SIZE << count_bits),
+                             (INFOS, INFO_SIZE << count_bits),
+                             (DATA, 1 << size_bits)])
         vm.wq(PRB_PTR_PA, KMAP + PRB_PA)
         prb = bytearray(88)
         prb[0] = count_bits
-        struct.pack_into("<QQ", prb, 8, KMAP + DESCS, KMAP + INFOS)
+        struct.pack_into("<QQ", prb, 8, base + DESCS, base + INFOS)
         prb[48] = size_bits
-        struct.pack_into("<Q", prb, 56, KMAP + DATA)
+        struct.pack_into("<Q", prb, 56, base + DATA)
         vm.write(PRB_PA, bytes(prb))
         self.note_pa = note_pa
 
@@ -329,6 +373,58 @@ def case_flood(vm):
     vm.ticks(2)
 
 
+CHAR_NS = 10 * 10**9 // 115200     # 8N1 at 115200 baud, as the UART rates it
+LINE_SECONDS = 4
+
+
+def drive_line(vm, text):
+    """115200 baud 8N1 with the FIFO on, then LINE_SECONDS of line time
+    with the transmit FIFO kept full of text, 16 bytes a batch and a clock
+    step over their character times.  Returns (process CPU ns, virtual ns)
+    of the driving."""
+    vm.cmds(["outb 0x%x 0x83" % (COM1 + 3), "outb 0x%x 0x1" % COM1,
+             "outb 0x%x 0x0" % (COM1 + 1), "outb 0x%x 0x3" % (COM1 + 3),
+             "outb 0x%x 0x7" % (COM1 + 2)])
+    chunk = (text * 16)[:16]
+    batch = []
+    for _ in range(LINE_SECONDS * 115200 // 10 // 16):
+        batch += ["outb 0x%x 0x%x" % (COM1, b) for b in chunk]
+        batch.append("clock_step %d" % (16 * CHAR_NS + 1))
+    t0, c0 = vm.vclock(), vm.process_cpu_ns()
+    vm.cmds(batch)
+    return vm.process_cpu_ns() - c0, vm.vclock() - t0
+
+
+def case_pace_line(vm):
+    """pace=line at 115200 baud, the ring behind four-level page walks; the
+    guest keeps the FIFO full of "x\r\n", lines no record has, for
+    LINE_SECONDS of line time (finding 2 of issue 32).  The share of the
+    line's time the device takes from the main loop, two ways: its own
+    meter (every timer tick and every access that read guest memory), and
+    QEMU's CPU time less that of QEMU's own isa-serial driven the same."""
+    r = Ring(vm, count_bits=12, walked=True)
+    r.push_many(["record %d of a hostile guest" % i for i in range(4000)])
+    r.put_note()
+    vm.ticks(3)
+    assert vm.get("ring-state") == "attached", vm.get("ring-state")
+    before = vm.sums()
+    cpu, vt = drive_line(vm, b"x\r\n")
+    after = vm.sums()
+    base = Qemu(device="isa-serial,id=rs,chardev=con")
+    try:
+        base_cpu, base_vt = drive_line(base, b"x\r\n")
+    finally:
+        base.close()
+    vm.share = max((after[0] - before[0]) / vt, (cpu - base_cpu) / vt)
+    vm.extra = ("line time %.1f s: the device's meter %.1f%%, QEMU's CPU "
+                "%.1f%% against isa-serial's %.1f%% (+%.1f%%); %d reads, "
+                "%d actions cut by line-read-rate" % (
+                    vt / 1e9, (after[0] - before[0]) / vt * 100,
+                    cpu / vt * 100, base_cpu / base_vt * 100,
+                    (cpu - base_cpu) / vt * 100, after[1] - before[1],
+                    vm.get("rate-limited")))
+
+
 def case_events_full(vm):
     """The events backend takes nothing and polls writable (/dev/full):
     host CPU used over 2 s of idling (finding 7)."""
@@ -352,6 +448,10 @@ CASES = [
     ("backlog", case_backlog, "", "file"),
     ("l1-end", case_l1_end, "", "file"),
     ("flood", case_flood, "", "file"),
+    ("pace-line", case_pace_line, ",pace=line", "file"),
+    # the same with the per-second bound lifted: what it bounds
+    ("pace-line-unbounded", case_pace_line,
+     ",pace=line,line-read-rate=4294967295", "file"),
     ("events-full", case_events_full, ",ring=off", "full"),
 ]
 
@@ -366,7 +466,8 @@ def main():
     extra_opts = arg("--opts", "")
     print("| case | worst access: CPU ms, wall ms (reads) "
           "| worst tick: CPU ms, wall ms (reads) "
-          "| budget out: accesses, ticks | CPU within 1 ms / 5 ms | note |")
+          "| budget out: accesses, ticks | CPU within 1 ms / 5 ms / 10% "
+          "| note |")
     print("|---|---|---|---|---|---|")
     for name, fn, opts, events in CASES:
         if want and name not in want:
@@ -375,19 +476,20 @@ def main():
         for _ in range(runs):
             vm = Qemu(opts + extra_opts, events,
                       mem="256M" if name == "scan" else "128M")
-            vm.extra = ""
+            vm.extra, vm.share = "", 0.0
             try:
                 fn(vm)
                 c = vm.cost()
             finally:
                 vm.close()
-            if not worst or \
-                    c["cost-max-access-cpu-ns"] + c["cost-max-tick-cpu-ns"] > \
-                    worst["cost-max-access-cpu-ns"] + \
-                    worst["cost-max-tick-cpu-ns"]:
-                worst, extra = c, vm.extra
+            key = (vm.share, c["cost-max-access-cpu-ns"] +
+                   c["cost-max-tick-cpu-ns"])
+            if not worst or key > worst_key:
+                worst_key = key
+                worst, extra, share = c, vm.extra, vm.share
         ok = (worst["cost-max-access-cpu-ns"] <= TARGET_ACCESS_NS and
-              worst["cost-max-tick-cpu-ns"] <= TARGET_TICK_NS)
+              worst["cost-max-tick-cpu-ns"] <= TARGET_TICK_NS and
+              share <= TARGET_LINE_SHARE)
         print("| %s | %s, %s (%d) | %s, %s (%d) | %d, %d | %s | %s |" % (
             name, ms(worst["cost-max-access-cpu-ns"]),
             ms(worst["cost-max-access-ns"]),
