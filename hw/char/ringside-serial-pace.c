@@ -169,6 +169,7 @@ static bool pace_send(RingsideSerialState *s, int64_t now, int64_t *wt)
     }
     /* What is judged is what reached the console: not overruns or refusals */
     if (!refused) {
+        s->tx_sent++;
         ringside_line_byte(s, s->tsr, s->tsr_index, s->tsr_vt, *wt,
                            s->tsr_cpu);
         if (s->ring_auto) {

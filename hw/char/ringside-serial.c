@@ -1160,6 +1160,7 @@ static const struct {
     { "tx-overruns", offsetof(RingsideSerialState, tx_overruns) },
     { "tx-refused", offsetof(RingsideSerialState, tx_refused) },
     { "tx-cleared", offsetof(RingsideSerialState, tx_cleared) },
+    { "tx-sent", offsetof(RingsideSerialState, tx_sent) },
     { "events-write-tries", offsetof(RingsideSerialState,
                                      events_write_tries) },
     { "events-write-fails", offsetof(RingsideSerialState,
@@ -1201,6 +1202,7 @@ static void ringside_serial_instance_init(Object *obj)
     ringside_verify_add_props(obj);
     ringside_ext_add_props(obj);
     ringside_cost_add_props(obj);
+    ringside_loadtest_add_props(obj);
 }
 
 static void ringside_serial_instance_finalize(Object *obj)

@@ -150,6 +150,7 @@ struct RingsideSerialState {
     uint64_t tx_overruns;
     uint64_t tx_refused;
     uint64_t tx_cleared;
+    uint64_t tx_sent;           /* the console chardev took; not migrated */
     uint64_t events_write_tries;    /* backend writes attempted */
     uint64_t events_write_fails;    /* of them, those that took nothing */
 
@@ -308,6 +309,9 @@ void ringside_cost_end(RingsideSerialState *s);
 void ringside_cost_add_props(Object *obj);
 void ringside_guest_error(RingsideSerialState *s, const char *cause,
                           const char *fmt, ...) G_GNUC_PRINTF(3, 4);
+
+/* ringside-serial-loadtest.c: x-load-state, under the qtest accelerator */
+void ringside_loadtest_add_props(Object *obj);
 
 /* ringside-serial-attach.c: finding the guest's ring, if s->ring_auto. */
 void ringside_attach_realize(RingsideSerialState *s);
