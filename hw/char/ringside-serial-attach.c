@@ -212,6 +212,10 @@ void ringside_cost_add_props(Object *obj)
                                                cost_kind_names[k]);
         g_autofree char *out = g_strdup_printf("budget-out-%s",
                                                cost_kind_names[k]);
+        g_autofree char *sum_cpu = g_strdup_printf("cost-sum-%s-cpu-ns",
+                                                   cost_kind_names[k]);
+        g_autofree char *sum_rd = g_strdup_printf("cost-sum-%s-reads",
+                                                  cost_kind_names[k]);
 
         object_property_add_uint64_ptr(obj, ns, &s->cost_max_ns[k],
                                        OBJ_PROP_FLAG_READ);
@@ -221,13 +225,9 @@ void ringside_cost_add_props(Object *obj)
                                        OBJ_PROP_FLAG_READ);
         object_property_add_uint64_ptr(obj, out, &s->budget_out[k],
                                        OBJ_PROP_FLAG_READ);
-        g_free(ns);
-        ns = g_strdup_printf("cost-sum-%s-cpu-ns", cost_kind_names[k]);
-        object_property_add_uint64_ptr(obj, ns, &s->cost_sum_cpu_ns[k],
+        object_property_add_uint64_ptr(obj, sum_cpu, &s->cost_sum_cpu_ns[k],
                                        OBJ_PROP_FLAG_READ);
-        g_free(rd);
-        rd = g_strdup_printf("cost-sum-%s-reads", cost_kind_names[k]);
-        object_property_add_uint64_ptr(obj, rd, &s->cost_sum_reads[k],
+        object_property_add_uint64_ptr(obj, sum_rd, &s->cost_sum_reads[k],
                                        OBJ_PROP_FLAG_READ);
     }
     object_property_add_uint64_ptr(obj, "rate-limited", &s->rate_limited,

@@ -1565,22 +1565,18 @@ static void judge_line(rs_match *m, line *l)
     }
 
 out:
-    if (short_of_budget(m) && v == RS_V_USER && !vi.cut) {
-        /*
-         * A search cut short: the line may have been a damaged copy of a
-         * record's.  Not known, so not user space's either.
-         */
-        m->in_rec = was_in_rec;
-        v = RS_V_UNCHECKED;
-        vi.under_budget = true;
-        m->under_budget++;
-    }
-    if (short_of_budget(m) && v != RS_V_OK && v != RS_V_USER &&
-        v != RS_V_UNCHECKED) {
+    if (short_of_budget(m) && v != RS_V_OK && v != RS_V_UNCHECKED &&
+        !(v == RS_V_USER && vi.cut)) {
         /*
          * The reads it took ran out of budget: what it was judged is not
-         * known, and it is not held against the kernel.
+         * known, and it is not held against the kernel.  Nor is a line
+         * called user space's known to be: its search for the record it
+         * may be a damaged copy of was cut short.  (A user line the
+         * kernel's console cut was split by what the ring proved.)
          */
+        if (v == RS_V_USER) {
+            m->in_rec = was_in_rec;     /* between a record's lines */
+        }
         if (v == RS_V_UNMATCHED && m->unmatched_run) {
             m->unmatched_run--;
         }

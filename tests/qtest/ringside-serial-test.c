@@ -770,11 +770,6 @@ static void test_refused_accounted(const void *opaque)
     rmdir(dir);
 }
 
-/* ---- ring=auto: finding the guest's printk ring ------------------------- */
-
-/* The synthetic guest of ringside-qtest.h; its arrays are not needed. */
-
-/* No note: "no ring yet", bytes still recorded; a good note: attached. */
 /*
  * Issue 32, finding 2: at pace=line a guest whose ring is behind page walks
  * keeps the FIFO full of "x\r\n", lines no record prints.  Judging each
@@ -858,6 +853,11 @@ static void test_pace_read_rate(void)
     fixture_stop(&f);
 }
 
+/* ---- ring=auto: finding the guest's printk ring ------------------------- */
+
+/* The synthetic guest of ringside-qtest.h; its arrays are not needed. */
+
+/* No note: "no ring yet", bytes still recorded; a good note: attached. */
 static void test_ring_attach_scan(void)
 {
     Fixture f = { 0 };
