@@ -143,9 +143,7 @@ def drive_line(vm, text):
     with the transmit FIFO kept full of text, 16 bytes a batch and a clock
     step over their character times.  Returns (process CPU ns, virtual ns)
     of the driving."""
-    vm.cmds(["outb 0x%x 0x83" % (COM1 + 3), "outb 0x%x 0x1" % COM1,
-             "outb 0x%x 0x0" % (COM1 + 1), "outb 0x%x 0x3" % (COM1 + 3),
-             "outb 0x%x 0x7" % (COM1 + 2)])
+    vm.uart_8n1()
     chunk = (text * 16)[:16]
     batch = []
     for _ in range(LINE_SECONDS * 115200 // 10 // 16):

@@ -126,20 +126,13 @@ class Target:
 
 # ---- seeds: the device's real state in each scenario ----
 
-def uart_sane(vm, fifo=True):
-    vm.cmds(["outb 0x%x 0x83" % (COM1 + 3), "outb 0x%x 0x1" % COM1,
-             "outb 0x%x 0x0" % (COM1 + 1), "outb 0x%x 0x3" % (COM1 + 3),
-             "outb 0x%x 0x3" % (COM1 + 4),
-             "outb 0x%x 0x%x" % (COM1 + 2, 7 if fifo else 6)])
-
-
 def attach(t):
     t.ring.put_note()
     t.vm.ticks(3)
 
 
 def sc_idle(t):
-    uart_sane(t.vm)
+    t.vm.uart_8n1()
     attach(t)
 
 
@@ -150,7 +143,7 @@ def sc_midline(t):
 
 
 def sc_backlog(t):
-    uart_sane(t.vm)
+    t.vm.uart_8n1()
     for i in range(12):
         t.vm.puts(Ring.line(i, "record %d of the guest" % i))
         t.vm.step(5_000_000)
@@ -327,7 +320,7 @@ def mutate(rng, prefix, node, suffix, subs_catalog):
         leaves = list(node.leaves())
         owners = list(node.all_subs())
         if k < 45 and leaves:
-            owner, i, _ = rng.choice(leaves)
+            owner, i = rng.choice(leaves)
             name, v = owner.fields[i]
             owner.fields[i] = (name, mutate_value(rng, v))
         elif k < 55 and owners:                  # drop
@@ -345,7 +338,7 @@ def mutate(rng, prefix, node, suffix, subs_catalog):
             name = rng.choice(sorted(subs_catalog))
             body, _ = vmstream.parse(subs_catalog[name],
                                      bytes(1 << 20), 0, {})
-            for o, i, _ in body.leaves():
+            for o, i in body.leaves():
                 if rng.random() < 0.5:
                     n, v = o.fields[i]
                     o.fields[i] = (n, mutate_value(rng, v))
@@ -426,7 +419,7 @@ def try_stream(t, stream, rng):
     vm.qmp("cont")
     before, size0 = counters(vm), os.path.getsize(vm.console)
     vm.cmds(drive_ops(rng))
-    uart_sane(vm)
+    vm.uart_8n1()
     vm.puts(MARK)
     # a character on the wire when the divisor was reprogrammed ends at the
     # old rate: at a loaded divisor of 65535, up to 6.8 s.  Steps that grow,
@@ -476,20 +469,20 @@ def main():
     nseeds = sum(len(v) for v in seeds.values())
     print("# %d seeds from %s; %d subsection layouts; %.1f s" % (
         nseeds, qemu, len(subs_catalog), time.time() - t0))
-    split = {}
+    streams = {}
     for config, ss in seeds.items():
         for name, stream in ss:
-            split[(config, name)] = vmstream.split(stream, DEVICE, layout,
-                                                   subs_catalog)
+            vmstream.split(stream, DEVICE, layout, subs_catalog)  # parses
+            streams[(config, name)] = stream
     targets = {c: Target(qemu, c) for c in CONFIGS}
     for t in targets.values():
         attach(t)
     paths, findings = {}, []
     t1 = time.time()
-    keys = sorted(split)
+    keys = sorted(streams)
     signal.signal(signal.SIGTERM, interrupted)
     try:
-        ran, tried = fuzz_loop(a, qemu, split, keys, targets, paths,
+        ran, tried = fuzz_loop(a, qemu, streams, keys, targets, paths,
                                findings, layout, subs_catalog, t1)
     except KeyboardInterrupt:
         ran, tried = PROGRESS["ran"], PROGRESS["tried"]
@@ -509,7 +502,7 @@ def interrupted(signum, frame):
     raise KeyboardInterrupt
 
 
-def fuzz_loop(a, qemu, split, keys, targets, paths, findings, layout,
+def fuzz_loop(a, qemu, streams, keys, targets, paths, findings, layout,
               subs_catalog, t1):
     tried = ran = 0
     while True:
@@ -523,10 +516,9 @@ def fuzz_loop(a, qemu, split, keys, targets, paths, findings, layout,
         # each stream its own generator: --seed K --only N replays stream N
         rng = random.Random("%d-%d" % (a.seed, tried + 1))
         config, name = keys[tried % len(keys)]
-        prefix, node, suffix = split[(config, name)]
-        prefix2, node2, suffix2 = vmstream.split(
-            prefix + node.encode() + suffix, DEVICE, layout, subs_catalog)
-        stream = mutate(rng, prefix2, node2, suffix2, subs_catalog)
+        prefix, node, suffix = vmstream.split(streams[(config, name)],
+                                              DEVICE, layout, subs_catalog)
+        stream = mutate(rng, prefix, node, suffix, subs_catalog)
         t = targets[config]
         tried += 1
         ran += 1

@@ -31,15 +31,15 @@ class Node:
                        for _, v in self.fields)
         return out + b"".join(s.encode() for s in self.subs)
 
-    def leaves(self, path=""):
-        """(node, index, path) of every plain field, recursively."""
+    def leaves(self):
+        """(node, index) of every plain field, recursively."""
         for i, (name, v) in enumerate(self.fields):
             if isinstance(v, Node):
-                yield from v.leaves(path + name + ".")
+                yield from v.leaves()
             else:
-                yield self, i, path + name
+                yield self, i
         for s in self.subs:
-            yield from s.body.leaves(path + s.name + ".")
+            yield from s.body.leaves()
 
     def all_subs(self):
         """(owner node, index) of every subsection, recursively."""

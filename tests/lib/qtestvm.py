@@ -149,6 +149,14 @@ class Qemu:
     def wq(self, pa, v):
         self.cmd("writeq 0x%x 0x%x" % (pa, v))
 
+    def uart_8n1(self, fifo=True):
+        """The UART at 115200 baud 8N1, DTR and RTS up with loopback off,
+        the FIFOs on (or off) and reset."""
+        self.cmds(["outb 0x%x 0x83" % (COM1 + 3), "outb 0x%x 0x1" % COM1,
+                   "outb 0x%x 0x0" % (COM1 + 1), "outb 0x%x 0x3" % (COM1 + 3),
+                   "outb 0x%x 0x3" % (COM1 + 4),
+                   "outb 0x%x 0x%x" % (COM1 + 2, 7 if fifo else 6)])
+
     def puts(self, data):
         self.cmds(["outb 0x%x 0x%x" % (COM1, b) for b in data])
 
