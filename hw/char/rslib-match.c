@@ -74,6 +74,7 @@ static const char *const why_names[RS_WHY_COUNT] = {
     [RS_WHY_GONE] = "gone",
     [RS_WHY_NO_STAMP] = "no-stamp",
     [RS_WHY_OVERLONG] = "overlong",
+    [RS_WHY_BOOTCONSOLE] = "bootconsole",
 };
 
 const char *rs_why_name(rs_why w)
@@ -907,6 +908,38 @@ static bool cand_is(rs_match *m, uint64_t seq, const line *l, cand *c)
            line_is(l, c->out, c->l1);
 }
 
+/* Whether the n bytes at s hold pat. */
+static bool holds(const char *s, uint32_t n, const char *pat)
+{
+    size_t k = strlen(pat);
+    uint32_t i;
+
+    for (i = 0; k <= n && i <= n - k; i++) {
+        if (!memcmp(s + i, pat, k)) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/*
+ * Is this line a message of a console handover: "printk: console [ttyS0]
+ * enabled" when a console registers, "printk: bootconsole [earlyser0]
+ * disabled" when the boot console it replaces goes ("legacy " before
+ * "console" and "bootconsole" from 6.12)?  register_console() logs them
+ * while both consoles print, so with earlyprintk=serial and console=ttyS0
+ * on one UART each reaches the wire twice, the second copy right after
+ * the first.
+ */
+static bool handover_message(const char *s, uint32_t n)
+{
+    return holds(s, n, "printk: ") &&
+           ((holds(s, n, "console [") && n >= 9 &&
+             !memcmp(s + n - 9, "] enabled", 9)) ||
+            (holds(s, n, "bootconsole [") && n >= 10 &&
+             !memcmp(s + n - 10, "] disabled", 10)));
+}
+
 /* Start printing c's record: a multi-line record's rest is expected next. */
 static rs_verdict take(rs_match *m, const line *l, const cand *c,
                        rs_verdict_info *vi)
@@ -916,6 +949,10 @@ static rs_verdict take(rs_match *m, const line *l, const cand *c,
     if (v == RS_V_DUPLICATE && m->replay && c->seq == m->replay_seq) {
         /* printed again after the notice: whole for the first time? */
         v = m->replay == REPLAY_AFTER_CUT ? RS_V_OK : RS_V_REPLAYED;
+    } else if (v == RS_V_DUPLICATE && c->seq + 1 == m->cursor &&
+               c->l1 + 1 == c->len && handover_message(c->out, c->l1)) {
+        v = RS_V_REPLAYED;
+        vi->why = RS_WHY_BOOTCONSOLE;
     }
     m->fmt_flags = l->flags;
     m->have_fmt = true;

@@ -48,7 +48,9 @@ typedef enum rs_verdict {
     /*
      * A copy of a record an nbcon console's takeover made redundant: the
      * line it cut, or a whole copy before "** replaying previous printk
-     * message **", whose record is printed again whole next.
+     * message **", whose record is printed again whole next.  Or the
+     * second copy of a message of the handover from a boot console to
+     * the console replacing it, which both print on a shared UART.
      */
     RS_V_REPLAYED,
     RS_V_KNOTICE,       /* another line the console code writes: a replay
@@ -78,6 +80,7 @@ typedef enum rs_why {
     RS_WHY_GONE,        /* UNMATCHED: records before its stamp overwritten */
     RS_WHY_NO_STAMP,    /* UNMATCHED: no time stamp to look it up by */
     RS_WHY_OVERLONG,    /* UNMATCHED: longer than a line we keep */
+    RS_WHY_BOOTCONSOLE, /* REPLAYED: the boot console's copy at handover */
     RS_WHY_COUNT
 } rs_why;
 

@@ -538,6 +538,55 @@ static void test_match_long_records(void)
     g_close(&g);
 }
 
+/*
+ * earlyprintk=serial with console=ttyS0: the boot console and the console
+ * replacing it share the UART, and both print the two messages of the
+ * handover, so each reaches the wire twice in a row.  The second copies
+ * are replayed (bootconsole), not duplicates; a record printed twice
+ * otherwise still is a duplicate.
+ */
+static void test_bootconsole_handover(void)
+{
+    static const char *const recs[] = {
+        "first", "printk: console [ttyS0] enabled",
+        "printk: bootconsole [earlyser0] disabled", "last",
+    };
+    /* the wire: each record's index, in the order printed */
+    static const int wire[] = { 0, 1, 1, 2, 2, 3, 3 };
+    Guest g;
+    rs_match *m = g_new0(rs_match, 1);
+    Judged j = { { 0 }, NULL };
+    uint64_t index = 0;
+    int64_t vt = 6000000000;
+    unsigned i;
+    int v;
+
+    g_open(&g, "6.1.0-28-amd64");
+    for (i = 0; i < G_N_ELEMENTS(recs); i++) {
+        g_push(&g, recs[i], strlen(recs[i]), TS + i * 1000, CALLER);
+    }
+    rs_match_init(m, 0, on_verdict, on_untrusted, &j);
+    rs_match_attach(m, &g.r);
+    for (i = 0; i < G_N_ELEMENTS(wire); i++) {
+        g_autofree gchar *out = g_console(&g, wire[i], FLAGS,
+                                          rs_ring_console_max(&g.r));
+
+        feed(m, out, &index, &vt);
+    }
+    rs_match_finish(m, vt);
+    g_assert_null(j.untrusted);
+    g_assert_cmpuint(j.lines[RS_V_OK], ==, 4);
+    g_assert_cmpuint(j.lines[RS_V_REPLAYED], ==, 2);
+    g_assert_cmpuint(j.lines[RS_V_DUPLICATE], ==, 1);
+    for (v = 0; v < RS_V_COUNT; v++) {
+        if (v != RS_V_OK && v != RS_V_REPLAYED && v != RS_V_DUPLICATE) {
+            g_assert_cmpuint(j.lines[v], ==, 0);
+        }
+    }
+    g_free(m);
+    g_close(&g);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -549,6 +598,8 @@ int main(int argc, char **argv)
     g_test_add_func("/console-max/multi-line", test_multi_line);
     g_test_add_func("/console-max/multi-line-over-2k",
                     test_multi_line_over_2k);
+    g_test_add_func("/console-max/bootconsole-handover",
+                    test_bootconsole_handover);
     g_test_add_func("/console-max/match-long-records",
                     test_match_long_records);
     return g_test_run();
