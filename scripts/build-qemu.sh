@@ -13,8 +13,7 @@
 #
 # --prepare only fetches, unpacks and grafts the source tree, and prints
 # its path (for builds with their own configuration, build-qemu-fuzz.sh).
-# --configure-args prints the configure arguments, one per line (for
-# bench/build_cost.py, which builds the same tree with other devices).
+# --configure-args prints the configure arguments, one per line.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -31,14 +30,18 @@ case "${1:-}" in
 *) die "usage: build-qemu.sh [--sanitize|--prepare|--configure-args]" ;;
 esac
 WIRING=$RINGSIDE_ROOT/qemu-fork/wiring.patch
-DEVICES=$RINGSIDE_ROOT/qemu-fork/devices-x86_64.mak
 QTESTS=(ringside-serial-test ringside-verify-test ringside-ext-test
     ringside-migrate-test)
 FIRMWARE_DIRS=(/usr/share/seabios /usr/share/qemu /usr/lib/ipxe/qemu)
+# QEMU's default devices and the features other tools' command lines use
+# (user networking, 9p, vhost, seccomp for libvirt's -sandbox): the fork is
+# also a drop-in for them (ringside qemu).
 CONFIGURE_ARGS=(--target-list=x86_64-softmmu --disable-docs --disable-user
     --disable-tools --disable-werror --without-default-features
     --enable-tcg --enable-kvm --disable-install-blobs
-    --without-default-devices --with-devices-x86_64=ringside
+    --enable-slirp --enable-virtfs --enable-attr --enable-cap-ng
+    --enable-vhost-user --enable-vhost-kernel --enable-vhost-net
+    --enable-seccomp --enable-linux-aio
     "--firmwarepath=$(IFS=:; echo "${FIRMWARE_DIRS[*]}")")
 # QEMU's configure names the compiler itself, so meson does not add ccache
 # on its own; ask for it, or a fresh unpack would recompile everything.
@@ -123,8 +126,6 @@ if [ -f "$SRC/.ringside-grafted" ]; then
         fi
     done <"$SRC/.ringside-grafted"
 fi
-install_if_changed "$DEVICES" \
-    "$SRC/configs/devices/x86_64-softmmu/ringside.mak" && changed=$((changed + 1))
 printf '%s\n' "${grafted[@]}" >"$SRC/.ringside-grafted"
 cat "$SRC/hw/char/trace-events.qemu" "$RINGSIDE_ROOT/hw/char/trace-events" \
     >"$QDIR/trace-events.new"
@@ -138,7 +139,7 @@ if [ "$PREPARE" = 1 ]; then
 fi
 
 stage_begin configure
-cfg_stamp=$(printf '%s\n' "$stamp" "${CONFIGURE_ARGS[@]}" "$(content_hash "$DEVICES")" |
+cfg_stamp=$(printf '%s\n' "$stamp" "${CONFIGURE_ARGS[@]}" |
     sha256sum | cut -c1-16)
 if [ "$(cat "$BUILD/.ringside-configured" 2>/dev/null)" != "$cfg_stamp" ]; then
     rm -rf "$BUILD"

@@ -6,6 +6,7 @@ set -euo pipefail
 
 build_pkgs=(build-essential pkg-config ninja-build meson ccache bc python3
     dpkg-dev libglib2.0-dev libjson-glib-dev libpixman-1-dev zlib1g-dev libfdt-dev
+    libslirp-dev libattr1-dev libcap-ng-dev libseccomp-dev libaio-dev
     libvirt-dev libvirt-glib-1.0-dev libxml2-dev
     flex bison libelf-dev libssl-dev cpio gzip xz-utils
     linux-source-6.1 seabios qemu-system-data ipxe-qemu)
