@@ -9,5 +9,6 @@ int rs_cmd_fuzz(int argc, char **argv);
 int rs_cmd_replay(int argc, char **argv);
 int rs_cmd_attach(int argc, char **argv);
 int rs_cmd_libvirt_xml(int argc, char **argv);
+int rs_cmd_qemu(int argc, char **argv);
 
 #endif

@@ -26,6 +26,8 @@ static const struct {
       "follow libvirt domains' ringside consoles and verdicts" },
     { "libvirt-xml", rs_cmd_libvirt_xml,
       "libvirt domain XML that makes serial0 a ringside-serial" },
+    { "qemu", rs_cmd_qemu,
+      "a drop-in qemu-system-x86_64 whose console is ringside's" },
 };
 
 static void usage(FILE *f)

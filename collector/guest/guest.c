@@ -28,15 +28,38 @@ char *rs_cache_dir(void)
     return g_build_filename(g_get_home_dir(), ".cache", "ringside", NULL);
 }
 
+/* What a developer built in the cache comes before what is installed. */
+static char *built_or_installed(char *built, const char *installed)
+{
+    if (g_file_test(built, G_FILE_TEST_IS_REGULAR) ||
+        !g_file_test(installed, G_FILE_TEST_IS_REGULAR)) {
+        return built;
+    }
+    g_free(built);
+    return g_strdup(installed);
+}
+
+char *rs_default_qemu(void)
+{
+    g_autofree char *cache = rs_cache_dir();
+
+    return built_or_installed(g_build_filename(cache, "qemu", "build",
+                                               "qemu-system-x86_64", NULL),
+                              RS_INSTALLED_QEMU);
+}
+
 void rs_guest_config_defaults(RsGuestConfig *cfg)
 {
     g_autofree char *cache = rs_cache_dir();
 
-    cfg->qemu = g_build_filename(cache, "qemu", "build",
-                                 "qemu-system-x86_64", NULL);
-    cfg->kernel = g_build_filename(cache, "kernel", "bzImage", NULL);
-    cfg->initrd = g_build_filename(cache, "initramfs", "initramfs.cpio.gz",
-                                   NULL);
+    cfg->qemu = rs_default_qemu();
+    cfg->kernel = built_or_installed(g_build_filename(cache, "kernel",
+                                                      "bzImage", NULL),
+                                     RS_INSTALLED_GUEST "/bzImage");
+    cfg->initrd = built_or_installed(g_build_filename(cache, "initramfs",
+                                                      "initramfs.cpio.gz",
+                                                      NULL),
+                                     RS_INSTALLED_GUEST "/initramfs.cpio.gz");
     cfg->case_name = g_strdup("sysrq-panic");
     cfg->accel = g_strdup("tcg");
     cfg->pace = g_strdup("line");

@@ -78,8 +78,16 @@ char *rs_guest_cmdline_tsc(const char *case_name, const char *append,
  */
 guint64 rs_host_tsc_khz(void);
 
-/* Defaults for the paths, from $RINGSIDE_CACHE (or ~/.cache/ringside). */
+/* Where the ringside-qemu and ringside-guest packages install the fork
+ * and the guest kernel and initramfs that ringside run boots. */
+#define RS_INSTALLED_QEMU "/usr/lib/ringside/qemu/qemu-system-x86_64"
+#define RS_INSTALLED_GUEST "/usr/lib/ringside/guest"
+
+/* Defaults for the paths: built in $RINGSIDE_CACHE (or ~/.cache/ringside),
+ * else installed. */
 char *rs_cache_dir(void);
+/* The fork built in the cache, else the installed one. */
+char *rs_default_qemu(void);
 void rs_guest_config_defaults(RsGuestConfig *cfg);
 void rs_guest_config_clear(RsGuestConfig *cfg);
 void rs_guest_result_clear(RsGuestResult *res);

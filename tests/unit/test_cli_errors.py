@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""CLI test (TAP): ringside dmesg, run, report, fuzz and replay on bad input exit non-zero with one clear
+"""CLI test (TAP): ringside dmesg, run, report, fuzz, replay, libvirt-xml and qemu on bad input exit non-zero with one clear
 line, never a crash or a hang."""
 import os
 import struct
@@ -133,6 +133,20 @@ cases = [(w, ["dmesg"] + a, rc, m) for w, a, rc, m in cases] + [
      b"[scenario]\ntest=reboot\nsmp=1\nstorm=0\nstorm_ms=0\n"
      b"storm_len=1\nstorm_level=0\nstorm_gap_us=0\nwarns=0\npending=0\n"
      b"stress_ms=0\n")], 1, "test out of range"),
+    ("qemu: no QEMU line", ["qemu"], 2, "expected -- and a QEMU command line"),
+    ("qemu: a console it cannot take", ["qemu", "--", "-serial", "udp::4555"],
+     2, "-serial udp::4555: not a console"),
+    ("qemu: unknown -ringside setting", ["qemu", "--", "-ringside",
+     "color=red"], 2, "no setting \"color\""),
+    ("qemu: bad -ringside keep", ["qemu", "--", "-ringside", "keep=x"], 2,
+     "keep= expects a number"),
+    ("qemu: bad pace", ["qemu", "--pace", "fast", "--", "-m", "1"], 2,
+     "--pace expects off or line"),
+    ("qemu: output directory not makeable", ["qemu", "-o",
+     f("plainfile", b"x") + "/out", "--", "-serial", "stdio"], 2,
+     "cannot make the output directory"),
+    ("qemu: fork missing", ["qemu", "--qemu", "/nonexistent/qemu", "--",
+     "-nodefaults"], 127, "cannot run /nonexistent/qemu"),
     ("replay: no case", ["replay"], 2, "expected one case file"),
     ("replay: two vCPUs", ["replay", f("smp2.case",
      b"[scenario]\ntest=panic-task\nsmp=2\nstorm=0\nstorm_ms=0\n"

@@ -1,0 +1,183 @@
+/*
+ * ringside qemu's rewriting of other tools' QEMU command lines: which
+ * serial port becomes ringside-serial, on which chardev, and what else
+ * changes (only -serial none in its place, the events chardev and
+ * vmcoreinfo).
+ */
+#include "dropin/qemuargs.h"
+#include "errors.h"
+
+#include <string.h>
+
+static const RsQemuArgsOpts opts = { .events_path = "/o/ev,1.jsonl" };
+
+/* The rewritten line as one string, arguments joined by '|'. */
+static char *rewrite(const char *line, RsQemuArgs *rw, GError **error)
+{
+    g_auto(GStrv) argv = g_strsplit(line, "|", -1);
+    GString *s;
+    guint i;
+
+    if (!rs_qemu_args_rewrite(argv, &opts, rw, error)) {
+        return NULL;
+    }
+    s = g_string_new(NULL);
+    for (i = 0; i < rw->argv->len; i++) {
+        g_string_append_printf(s, "%s%s", i ? "|" : "",
+                               (char *)rw->argv->pdata[i]);
+    }
+    return g_string_free(s, FALSE);
+}
+
+#define EV "-chardev|file,id=ringside-events,path=/o/ev,,1.jsonl,append=on"
+#define DEV(chr) "-device|ringside-serial,chardev=" chr \
+                 ",index=0,events=ringside-events"
+
+static void check(const char *in, const char *want, const char *console)
+{
+    RsQemuArgs rw;
+    g_autoptr(GError) error = NULL;
+    g_autofree char *got = rewrite(in, &rw, &error);
+
+    g_assert_no_error(error);
+    g_assert_cmpstr(got, ==, want);
+    g_assert_cmpstr(rw.console, ==, console);
+    rs_qemu_args_clear(&rw);
+}
+
+/* syzkaller's vm/qemu line for linux/amd64 (buildQemuArgs). */
+static void test_syzkaller(void)
+{
+    check("-m|2048|-smp|2|-chardev|socket,id=SOCKSYZ,server=on,wait=off,"
+          "host=localhost,port=4000|-mon|chardev=SOCKSYZ,mode=control|"
+          "-display|none|-serial|stdio|-no-reboot|-name|VM-0|-device|"
+          "virtio-rng-pci|-enable-kvm|-cpu|host,migratable=off|-device|"
+          "e1000,netdev=net0|-netdev|user,id=net0,restrict=on,"
+          "hostfwd=tcp:127.0.0.1:4001-:22|-hda|img|-snapshot|-kernel|bz|"
+          "-append|root=/dev/sda console=ttyS0",
+          "-m|2048|-smp|2|-chardev|socket,id=SOCKSYZ,server=on,wait=off,"
+          "host=localhost,port=4000|-mon|chardev=SOCKSYZ,mode=control|"
+          "-display|none|-serial|none|-no-reboot|-name|VM-0|-device|"
+          "virtio-rng-pci|-enable-kvm|-cpu|host,migratable=off|-device|"
+          "e1000,netdev=net0|-netdev|user,id=net0,restrict=on,"
+          "hostfwd=tcp:127.0.0.1:4001-:22|-hda|img|-snapshot|-kernel|bz|"
+          "-append|root=/dev/sda console=ttyS0|"
+          "-chardev|stdio,id=serial0|" EV "|" DEV("serial0")
+          "|-device|vmcoreinfo", "-serial stdio");
+}
+
+/* Only ttyS0 changes; ttyS1 keeps its -serial and so its index. */
+static void test_second_serial(void)
+{
+    check("-serial|pty|--serial|file:/tmp/a,b|-device|vmcoreinfo",
+          "-serial|none|--serial|file:/tmp/a,b|-device|vmcoreinfo|"
+          "-chardev|pty,id=serial0|" EV "|" DEV("serial0"), "-serial pty");
+    check("-serial|file:/x,y", "-serial|none|-chardev|file,path=/x,,y,"
+          "id=serial0|" EV "|" DEV("serial0") "|-device|vmcoreinfo",
+          "-serial file:/x,y");
+}
+
+/* virtme-ng: a muxed chardev of the caller's, named by -serial. */
+static void test_chardev(void)
+{
+    check("-chardev|stdio,id=console,signal=off,mux=on|-serial|"
+          "chardev:console|-mon|chardev=console",
+          "-chardev|stdio,id=console,signal=off,mux=on|-serial|none|-mon|"
+          "chardev=console|" EV "|" DEV("console") "|-device|vmcoreinfo",
+          "-serial chardev:console");
+}
+
+/* What QEMU's defaults would have made ttyS0. */
+static void test_defaults(void)
+{
+    check("-nographic|-kernel|bz",
+          "-nographic|-kernel|bz|-serial|none|-chardev|"
+          "stdio,id=serial0,mux=on,signal=off|-mon|"
+          "chardev=serial0,mode=readline|" EV "|" DEV("serial0")
+          "|-device|vmcoreinfo", "-serial mon:stdio (QEMU's default)");
+    check("-nographic|-monitor|none",
+          "-nographic|-monitor|none|-serial|none|-chardev|stdio,id=serial0|"
+          EV "|" DEV("serial0") "|-device|vmcoreinfo",
+          "-serial stdio (QEMU's default)");
+    check("-kernel|bz", "-kernel|bz|-serial|none|-chardev|"
+          "vc,cols=80,rows=24,id=serial0|" EV "|" DEV("serial0")
+          "|-device|vmcoreinfo", "-serial vc:80Cx24C (QEMU's default)");
+    /* No serial port at all: nothing to take over. */
+    check("-nodefaults|-m|1", "-nodefaults|-m|1", NULL);
+    check("-M|none,accel=tcg|-qmp|unix:q", "-M|none,accel=tcg|-qmp|unix:q",
+          NULL);
+    check("-serial|none|-serial|stdio", "-serial|none|-serial|stdio", NULL);
+}
+
+/* libvirt's form: the isa-serial device itself, in JSON or keyval. */
+static void test_isa_device(void)
+{
+    check("-nodefaults|-chardev|pty,id=charserial0|-device|"
+          "{\"driver\":\"isa-serial\",\"chardev\":\"charserial0\","
+          "\"id\":\"serial0\",\"index\":0}",
+          "-nodefaults|-chardev|pty,id=charserial0|-device|"
+          "{\"driver\":\"ringside-serial\",\"chardev\":\"charserial0\","
+          "\"id\":\"serial0\",\"index\":0,\"events\":\"ringside-events\"}|"
+          EV "|-device|vmcoreinfo",
+          "-device {\"driver\":\"isa-serial\",\"chardev\":\"charserial0\","
+          "\"id\":\"serial0\",\"index\":0}");
+    check("-nodefaults|-device|isa-serial,index=1,chardev=b|-device|"
+          "isa-serial,chardev=a,,x,index=0",
+          "-nodefaults|-device|isa-serial,index=1,chardev=b|-device|"
+          "ringside-serial,chardev=a,,x,index=0,events=ringside-events|" EV
+          "|-device|vmcoreinfo", "-device isa-serial,chardev=a,,x,index=0");
+}
+
+/* An option's value that looks like an option is not one. */
+static void test_values(void)
+{
+    check("-append|-serial|-nodefaults", "-append|-serial|-nodefaults", NULL);
+}
+
+static void test_unsupported(void)
+{
+    RsQemuArgs rw;
+    g_autoptr(GError) error = NULL;
+    g_autofree char *got = rewrite("-serial|udp::4555", &rw, &error);
+
+    g_assert_null(got);
+    g_assert_error(error, RS_ERROR, RS_ERROR_BAD_INPUT);
+    g_assert_nonnull(strstr(error->message, "-serial udp::4555"));
+}
+
+/* -ringside settings come out; the rest of the line stays as it was. */
+static void test_own_settings(void)
+{
+    g_autoptr(GPtrArray) a = g_ptr_array_new();
+    g_autoptr(GHashTable) own = NULL;
+    const char *line[] = { "-m", "512", "-ringside", "out=/d/vm3,pace=line",
+                           "-name", "-ringside", "--ringside", "keep=2",
+                           "-snapshot" };
+    guint i;
+
+    for (i = 0; i < G_N_ELEMENTS(line); i++) {
+        g_ptr_array_add(a, (char *)line[i]);
+    }
+    own = rs_qemu_args_take_own(a);
+    g_assert_nonnull(own);
+    g_assert_cmpstr(g_hash_table_lookup(own, "out"), ==, "/d/vm3");
+    g_assert_cmpstr(g_hash_table_lookup(own, "pace"), ==, "line");
+    g_assert_cmpstr(g_hash_table_lookup(own, "keep"), ==, "2");
+    g_assert_cmpuint(a->len, ==, 5);
+    g_assert_cmpstr(a->pdata[3], ==, "-ringside");  /* -name's value */
+    g_assert_cmpstr(a->pdata[4], ==, "-snapshot");
+}
+
+int main(int argc, char **argv)
+{
+    g_test_init(&argc, &argv, NULL);
+    g_test_add_func("/qemuargs/syzkaller", test_syzkaller);
+    g_test_add_func("/qemuargs/second-serial", test_second_serial);
+    g_test_add_func("/qemuargs/chardev", test_chardev);
+    g_test_add_func("/qemuargs/defaults", test_defaults);
+    g_test_add_func("/qemuargs/isa-device", test_isa_device);
+    g_test_add_func("/qemuargs/values", test_values);
+    g_test_add_func("/qemuargs/unsupported", test_unsupported);
+    g_test_add_func("/qemuargs/own-settings", test_own_settings);
+    return g_test_run();
+}
