@@ -243,14 +243,25 @@ for v in $kernels; do
     rm -f "$RINGSIDE_CACHE"/linux-image-*"$sfx"*.deb 2>/dev/null || true
     # The same make variables as build-kernel.sh, so nothing rebuilds.
     kmake=(make -C "$tree" LOCALVERSION= KBUILD_BUILD_USER=ringside
-        KBUILD_BUILD_HOST=ringside)
+        KBUILD_BUILD_HOST=ringside KBUILD_BUILD_VERSION=1)
     command -v ccache >/dev/null && kmake+=(CC="ccache gcc")
     rel=$(cat "$tree/include/config/kernel.release")
+    # The package again only when the kernel it holds changed.
+    kstamp=$(sha256sum "$tree/arch/x86/boot/bzImage" "$tree/.config" | sha256sum | cut -c1-16)
+    if [ -f "$out/kernel-$v/linux-image-${rel}_$rel-1_$arch.deb" ] &&
+        [ "$(cat "$out/kernel-$v/stamp" 2>/dev/null)" = "$kstamp" ]; then
+        cp "$out/kernel-$v/linux-image-${rel}_$rel-1_$arch.deb" "$out/"
+        continue
+    fi
     (flock 9 && DEBEMAIL=ringside@example.org DEBFULLNAME="ringside maintainers" \
         KDEB_PKGVERSION="$rel-1" "${kmake[@]}" -j"$(nproc)" bindeb-pkg \
         >"$out/bindeb-pkg-$v.log" 2>&1) 9>"$tree.lock" ||
         die "make bindeb-pkg for $v failed (see $out/bindeb-pkg-$v.log)"
-    mv "$RINGSIDE_CACHE"/linux-image-"$rel"_*.deb "$out/"
+    mkdir -p "$out/kernel-$v"
+    rm -f "$out/kernel-$v"/*.deb
+    mv "$RINGSIDE_CACHE"/linux-image-"$rel"_*.deb "$out/kernel-$v/"
+    echo "$kstamp" >"$out/kernel-$v/stamp"
+    cp "$out/kernel-$v/linux-image-${rel}_$rel-1_$arch.deb" "$out/"
     rm -f "$RINGSIDE_CACHE"/linux-{headers,libc-dev}*"$rel"*.deb \
         "$RINGSIDE_CACHE"/linux-upstream_*.{buildinfo,changes} \
         "$RINGSIDE_CACHE"/linux-libc-dev_*.deb 2>/dev/null || true

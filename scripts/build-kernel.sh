@@ -130,7 +130,10 @@ mkdir -p "$logs"
 # Same make variables for every invocation, so Kbuild never sees a changed
 # command line between runs.  LOCALVERSION= (set, empty) keeps
 # scripts/setlocalversion from appending "+" because the tree is a git repo.
-kmake=(make -C "$tree" LOCALVERSION= KBUILD_BUILD_USER=ringside KBUILD_BUILD_HOST=ringside)
+# KBUILD_BUILD_VERSION=1 (the "#1" of uname -v) is the revision
+# build-debs.sh gives make bindeb-pkg, so packaging relinks nothing.
+kmake=(make -C "$tree" LOCALVERSION= KBUILD_BUILD_USER=ringside KBUILD_BUILD_HOST=ringside
+	KBUILD_BUILD_VERSION=1)
 if command -v ccache >/dev/null 2>&1; then
 	kmake+=(CC="ccache gcc")
 	ccache_note="ccache"
