@@ -54,14 +54,15 @@ static const char description[] =
     "Each run gets OUT/run-DATE-TIME-PID/ with the device's events.jsonl\n"
     "and the QEMU command line; when QEMU has gone, its verdicts go to\n"
     "report.json there and one line to OUT/runs.jsonl, and only the\n"
-    "newest KEEP runs are kept.  OUT defaults to /var/tmp/ringside/NAME\n"
-    "(NAME from -name).  Exit status: QEMU's; 2 if the command line cannot\n"
-    "be taken over.";
+    "newest KEEP runs are kept.  OUT defaults to\n"
+    "$XDG_STATE_HOME/ringside/qemu/NAME (~/.local/state/...; NAME from\n"
+    "-name).  Exit status: QEMU's; 2 if the command line cannot be taken\n"
+    "over.";
 
 int rs_cmd_qemu(int argc, char **argv)
 {
     g_autofree char *qemu = NULL, *out = NULL, *pace = NULL;
-    g_autofree char *default_qemu = NULL, *out_dir = NULL;
+    g_autofree char *out_dir = NULL, *print_events = NULL;
     gboolean print = FALSE;
     int keep = -1;
     const GOptionEntry entries[] = {
@@ -176,8 +177,11 @@ int rs_cmd_qemu(int argc, char **argv)
         if (!out && (v = g_getenv("RINGSIDE_OUT")) && *v) {
             out = g_strdup(v);
         }
+        /* The user's own state directory, not a shared /tmp path that
+         * someone else could have made first. */
         out_dir = out ? g_strdup(out)
-                      : g_build_filename("/var/tmp/ringside", name, NULL);
+                      : g_build_filename(g_get_user_state_dir(), "ringside",
+                                         "qemu", name, NULL);
         if (!print) {
             if (!rs_run_log_open(&log, out_dir,
                                  keep < 0 ? DEFAULT_KEEP : (guint)keep,
@@ -188,7 +192,9 @@ int rs_cmd_qemu(int argc, char **argv)
             }
             opts.events_path = log.events;
         } else {
-            opts.events_path = "OUT/run-DATE-TIME-PID/events.jsonl";
+            print_events = g_build_filename(out_dir, "run-DATE-TIME-PID",
+                                            "events.jsonl", NULL);
+            opts.events_path = print_events;
         }
         rs_qemu_args_clear(&rw);
         if (!rs_qemu_args_rewrite((char **)qargs->pdata, &opts, &rw,

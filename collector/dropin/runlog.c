@@ -81,7 +81,7 @@ static int cmp_names(gconstpointer a, gconstpointer b)
 static void remove_run_dir(const char *path)
 {
     static const char *const files[] = {
-        "events.jsonl", "qemu-command", "report.json",
+        "events.jsonl", "qemu-command", "report.json", "watch-error",
     };
     guint i;
 
