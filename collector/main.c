@@ -44,10 +44,32 @@ static void usage(FILE *f)
             "  --version  print the version and exit\n");
 }
 
+/*
+ * Run as qemu-system-x86_64 (the packages' drop-in is a link to this
+ * program): every argument is QEMU's, as in "ringside qemu -- ARGS".
+ */
+static int as_qemu(int argc, char **argv)
+{
+    g_autofree char **args = g_new0(char *, argc + 3);
+    int i;
+
+    g_set_prgname("ringside qemu");
+    args[0] = (char *)"qemu";
+    args[1] = (char *)"--";
+    for (i = 1; i < argc; i++) {
+        args[i + 1] = argv[i];
+    }
+    return rs_cmd_qemu(argc + 1, args);
+}
+
 int main(int argc, char **argv)
 {
+    g_autofree char *self = g_path_get_basename(argv[0] ? argv[0] : "");
     guint i;
 
+    if (!strcmp(self, "qemu-system-x86_64")) {
+        return as_qemu(argc, argv);
+    }
     if (argc < 2) {
         usage(stderr);
         return 2;

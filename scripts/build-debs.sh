@@ -195,14 +195,9 @@ install -D -m0755 "$RINGSIDE_CACHE/qemu/build/qemu-system-x86_64" \
     "$r/usr/lib/ringside/qemu/qemu-system-x86_64"
 strip --strip-unneeded --remove-section=.comment --remove-section=.note \
     "$r/usr/lib/ringside/qemu/qemu-system-x86_64"
+# The drop-in: ringside itself, which run by this name is "ringside qemu".
 mkdir -p "$r/usr/lib/ringside/bin"
-cat >"$r/usr/lib/ringside/bin/qemu-system-x86_64" <<'EOF'
-#!/bin/sh
-# qemu-system-x86_64 with ringside-serial as the guest's console: see
-# ringside qemu --help.  Point a tool that starts QEMU itself here.
-exec /usr/bin/ringside qemu --qemu /usr/lib/ringside/qemu/qemu-system-x86_64 -- "$@"
-EOF
-chmod 0755 "$r/usr/lib/ringside/bin/qemu-system-x86_64"
+ln -s ../../../bin/ringside "$r/usr/lib/ringside/bin/qemu-system-x86_64"
 doc_files ringside-qemu "$r" "QEMU 7.2's qemu-system-x86_64 (GPL-2)" \
     "qemu $(dpkg-query -W -f='${Version}' qemu-system-data 2>/dev/null)"
 control ringside-qemu "$r" \

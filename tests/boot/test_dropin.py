@@ -138,12 +138,10 @@ def main():
     # a kernel that needs no disk.  (A disk makes SeaBIOS's reads, and so
     # the boot's timing, depend on the host: no two boots would agree.)
     image = None
-    # syzkaller's "qemu": the wrapper the ringside-qemu package installs.
+    # syzkaller's "qemu": as the ringside-qemu package installs it, a link
+    # to ringside named qemu-system-x86_64 (the fork: the one built here).
     wrapper = os.path.join(work, "qemu-system-x86_64")
-    with open(wrapper, "w") as f:
-        f.write('#!/bin/sh\nexec "%s" qemu --qemu "%s" -- "$@"\n' %
-                (ringside, QEMU))
-    os.chmod(wrapper, 0o755)
+    os.symlink(ringside, wrapper)
     cmdline = "ringside.case=sysrq-panic tsc_early_khz=1000000"
 
     def det(index, out=None):
