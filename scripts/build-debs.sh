@@ -198,6 +198,14 @@ strip --strip-unneeded --remove-section=.comment --remove-section=.note \
 # The drop-in: ringside itself, which run by this name is "ringside qemu".
 mkdir -p "$r/usr/lib/ringside/bin"
 ln -s ../../../bin/ringside "$r/usr/lib/ringside/bin/qemu-system-x86_64"
+# AppArmor: the rules libvirt's domains need to run the drop-in and the
+# fork, included from libvirt's local abstraction by the postinst.
+install -D -m0644 "$RINGSIDE_ROOT/packaging/apparmor/ringside-qemu" \
+    "$r/etc/apparmor.d/abstractions/ringside-qemu"
+mkdir -p "$r/DEBIAN"
+echo /etc/apparmor.d/abstractions/ringside-qemu >"$r/DEBIAN/conffiles"
+install -m0755 "$RINGSIDE_ROOT/packaging/ringside-qemu.postinst" "$r/DEBIAN/postinst"
+install -m0755 "$RINGSIDE_ROOT/packaging/ringside-qemu.postrm" "$r/DEBIAN/postrm"
 doc_files ringside-qemu "$r" "QEMU 7.2's qemu-system-x86_64 (GPL-2)" \
     "qemu $(dpkg-query -W -f='${Version}' qemu-system-data 2>/dev/null)"
 control ringside-qemu "$r" \

@@ -13,7 +13,7 @@ build_pkgs=(build-essential pkg-config ninja-build meson ccache bc python3
 test_pkgs=(linux-source-6.12 clang libclang-rt-14-dev crash makedumpfile chromium
     libvirt-daemon libvirt-daemon-driver-qemu libvirt-clients
     slurmctld slurmd slurm-client munge systemd-journal-remote
-    debootstrap)
+    debootstrap apparmor)
 
 want=("${build_pkgs[@]}")
 [ "${1:-build}" = test ] && want+=("${test_pkgs[@]}")
