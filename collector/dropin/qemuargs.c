@@ -7,6 +7,7 @@
  */
 #include "dropin/qemuargs.h"
 #include "errors.h"
+#include "guest/qemuopts.h"
 
 #include <json-glib/json-glib.h>
 #include <stdio.h>
@@ -48,56 +49,6 @@ static const char *option_name(const char *arg)
     return arg[1] == '-' ? arg + 2 : arg + 1;
 }
 
-/* A value for a QemuOpts list: its commas doubled. */
-static char *opts_escape(const char *s)
-{
-    GString *e = g_string_new(NULL);
-
-    for (; *s; s++) {
-        g_string_append_c(e, *s);
-        if (*s == ',') {
-            g_string_append_c(e, ',');
-        }
-    }
-    return g_string_free(e, FALSE);
-}
-
-/* The keys of a QemuOpts/keyval list: "a=1,,2,b" -> {a: "1,2", "": b}. */
-static GHashTable *keyval_split(const char *s)
-{
-    GHashTable *kv = g_hash_table_new_full(g_str_hash, g_str_equal, g_free,
-                                           g_free);
-    GString *cur = g_string_new(NULL);
-    const char *p = s;
-
-    for (;;) {
-        if (*p == ',' && p[1] == ',') {
-            g_string_append_c(cur, ',');
-            p += 2;
-            continue;
-        }
-        if (*p == ',' || !*p) {
-            char *eq = strchr(cur->str, '=');
-
-            if (eq) {
-                *eq = '\0';
-                g_hash_table_replace(kv, g_strdup(cur->str), g_strdup(eq + 1));
-            } else if (cur->len && !g_hash_table_contains(kv, "")) {
-                g_hash_table_replace(kv, g_strdup(""), g_strdup(cur->str));
-            }
-            g_string_truncate(cur, 0);
-            if (!*p) {
-                break;
-            }
-            p++;
-            continue;
-        }
-        g_string_append_c(cur, *p++);
-    }
-    g_string_free(cur, TRUE);
-    return kv;
-}
-
 GHashTable *rs_qemu_args_take_own(GPtrArray *args)
 {
     GHashTable *own = NULL;
@@ -120,7 +71,7 @@ GHashTable *rs_qemu_args_take_own(GPtrArray *args)
             own = g_hash_table_new_full(g_str_hash, g_str_equal, g_free,
                                         g_free);
         }
-        kv = keyval_split(args->pdata[i + 1]);
+        kv = rs_qemu_opts_split(args->pdata[i + 1]);
         g_hash_table_iter_init(&it, kv);
         while (g_hash_table_iter_next(&it, &k, &v)) {
             g_hash_table_replace(own, g_strdup(k), g_strdup(v));
@@ -154,7 +105,7 @@ static char *device_driver(const char *val, gboolean *has_index,
         return d && json_node_get_value_type(d) == G_TYPE_STRING ?
                g_strdup(json_node_get_string(d)) : NULL;
     } else {
-        g_autoptr(GHashTable) kv = keyval_split(val);
+        g_autoptr(GHashTable) kv = rs_qemu_opts_split(val);
         const char *d = g_hash_table_lookup(kv, "driver");
         const char *ix = g_hash_table_lookup(kv, "index");
 
@@ -258,11 +209,11 @@ static char *serial_to_chardev(const char *spec, const char *id,
         return CHR("vc,width=%d,height=%d", w, h);
     }
     if ((p = g_str_has_prefix(spec, "file:") ? spec + 5 : NULL)) {
-        esc = opts_escape(p);
+        esc = rs_qemu_opts_escape(p);
         return CHR("file,path=%s", esc);
     }
     if ((p = g_str_has_prefix(spec, "pipe:") ? spec + 5 : NULL)) {
-        esc = opts_escape(p);
+        esc = rs_qemu_opts_escape(p);
         return CHR("pipe,path=%s", esc);
     }
     if (g_str_has_prefix(spec, "tcp:") || g_str_has_prefix(spec, "telnet:")) {
@@ -287,7 +238,7 @@ static char *serial_to_chardev(const char *spec, const char *id,
     if (g_str_has_prefix(spec, "/dev/") &&
         !g_str_has_prefix(spec, "/dev/parport") &&
         !g_str_has_prefix(spec, "/dev/ppi")) {
-        esc = opts_escape(spec);
+        esc = rs_qemu_opts_escape(spec);
         return CHR("serial,path=%s", esc);
     }
 #undef CHR
@@ -361,12 +312,12 @@ static void scan_args(char **argv, Scan *s, RsQemuArgs *out)
                 s->isa_dev_noindex = i;
             }
         } else if (!strcmp(opt, "name") && !out->name) {
-            g_autoptr(GHashTable) kv = keyval_split(val);
+            g_autoptr(GHashTable) kv = rs_qemu_opts_split(val);
             const char *n = g_hash_table_lookup(kv, "guest");
 
             out->name = g_strdup(n ? n : g_hash_table_lookup(kv, ""));
         } else if (!strcmp(opt, "machine") || !strcmp(opt, "M")) {
-            g_autoptr(GHashTable) kv = keyval_split(val);
+            g_autoptr(GHashTable) kv = rs_qemu_opts_split(val);
             const char *t = g_hash_table_lookup(kv, "type");
 
             if (!t) {
@@ -452,12 +403,12 @@ gboolean rs_qemu_args_rewrite(char **argv, const RsQemuArgsOpts *o,
         add(a, "-mon", g_strdup_printf("chardev=%s,mode=readline",
                                        CONSOLE_ID));
     }
-    events = opts_escape(o->events_path);
+    events = rs_qemu_opts_escape(o->events_path);
     add(a, "-chardev",
         g_strdup_printf("file,id=" EVENTS_ID ",path=%s,append=on", events));
     if (spec) {
         g_autofree char *props = device_props(o);
-        g_autofree char *id = opts_escape(console_id);
+        g_autofree char *id = rs_qemu_opts_escape(console_id);
 
         add(a, "-device", g_strdup_printf("ringside-serial,chardev=%s,"
                                           "index=0,%s", id, props));

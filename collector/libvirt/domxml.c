@@ -2,6 +2,7 @@
 #include "libvirt/domxml.h"
 #include "errors.h"
 #include "guest/guest.h"
+#include "guest/qemuopts.h"
 
 #include <libxml/parser.h>
 #include <libxml/tree.h>
@@ -67,55 +68,10 @@ static xmlNode *new_child_attr(xmlNode *parent, xmlNs *ns, const char *name,
     return n;
 }
 
-/* QEMU option values escape ',' as ",,". */
-static char *opt_escape(const char *s)
-{
-    GString *out = g_string_new(NULL);
-
-    for (; *s; s++) {
-        g_string_append_c(out, *s);
-        if (*s == ',') {
-            g_string_append_c(out, ',');
-        }
-    }
-    return g_string_free(out, FALSE);
-}
-
-/* The value of key=... in a QEMU option string, unescaped, or NULL. */
-static char *opt_value(const char *opts, const char *key)
-{
-    gsize klen = strlen(key);
-    const char *p = opts;
-
-    while (*p) {
-        GString *v = g_string_new(NULL);
-        gboolean match = !strncmp(p, key, klen) && p[klen] == '=';
-
-        if (match) {
-            p += klen + 1;
-        }
-        for (; *p; p++) {
-            if (*p == ',' && p[1] == ',') {
-                g_string_append_c(v, ',');
-                p++;
-            } else if (*p == ',') {
-                p++;
-                break;
-            } else {
-                g_string_append_c(v, *p);
-            }
-        }
-        if (match) {
-            return g_string_free(v, FALSE);
-        }
-        g_string_free(v, TRUE);
-    }
-    return NULL;
-}
 
 static gboolean is_events_chardev(const char *opts)
 {
-    g_autofree char *id = opt_value(opts, "id");
+    g_autofree char *id = rs_qemu_opts_value(opts, "id");
 
     return (g_str_has_prefix(opts, "file,") ||
             g_str_has_prefix(opts, "socket,")) &&
@@ -273,7 +229,7 @@ static char *events_chardev(const char *events)
     g_autofree char *esc = NULL;
 
     if (g_str_has_prefix(events, "unix:")) {
-        esc = opt_escape(events + 5);
+        esc = rs_qemu_opts_escape(events + 5);
         return g_strdup_printf("socket,id=%s,path=%s,server=on,wait=off",
                                RS_EVENTS_CHARDEV, esc);
     }
@@ -285,11 +241,11 @@ static char *events_chardev(const char *events)
             return NULL;
         }
         host = g_strndup(events + 4, port - (events + 4));
-        esc = opt_escape(host);
+        esc = rs_qemu_opts_escape(host);
         return g_strdup_printf("socket,id=%s,host=%s,port=%s,server=on,"
                                "wait=off", RS_EVENTS_CHARDEV, esc, port + 1);
     }
-    esc = opt_escape(events);
+    esc = rs_qemu_opts_escape(events);
     return g_strdup_printf("file,id=%s,path=%s,append=on", RS_EVENTS_CHARDEV,
                            esc);
 }
@@ -486,7 +442,7 @@ gboolean rs_domxml_inspect(const char *xml, gboolean *ringside,
         if (is_elem(n, "arg", ns) && m && is_elem(m, "arg", ns) &&
             !strcmp(arg_value(n, &va), "-chardev") &&
             is_events_chardev(arg_value(m, &vb))) {
-            g_autofree char *path = opt_value((const char *)vb, "path");
+            g_autofree char *path = rs_qemu_opts_value((const char *)vb, "path");
 
             g_free(*events);
             if (g_str_has_prefix((const char *)vb, "file,")) {
@@ -494,8 +450,8 @@ gboolean rs_domxml_inspect(const char *xml, gboolean *ringside,
             } else if (path) {
                 *events = g_strdup_printf("unix:%s", path);
             } else {
-                g_autofree char *host = opt_value((const char *)vb, "host");
-                g_autofree char *port = opt_value((const char *)vb, "port");
+                g_autofree char *host = rs_qemu_opts_value((const char *)vb, "host");
+                g_autofree char *port = rs_qemu_opts_value((const char *)vb, "port");
 
                 *events = g_strdup_printf("tcp:%s:%s", host && *host ?
                                           host : "localhost",
