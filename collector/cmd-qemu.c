@@ -11,6 +11,7 @@
 #include "dropin/qemuargs.h"
 #include "dropin/runlog.h"
 #include "errors.h"
+#include "events/events.h"
 #include "guest/guest.h"
 
 #include <errno.h>
@@ -63,7 +64,7 @@ int rs_cmd_qemu(int argc, char **argv)
 {
     g_autofree char *qemu = NULL, *out = NULL, *pace = NULL;
     g_autofree char *out_dir = NULL, *print_events = NULL;
-    gboolean print = FALSE;
+    gboolean print = FALSE, for_attach = FALSE;
     int keep = -1;
     const GOptionEntry entries[] = {
         { "qemu", 0, 0, G_OPTION_ARG_FILENAME, &qemu,
@@ -171,7 +172,23 @@ int rs_cmd_qemu(int argc, char **argv)
         g_printerr("ringside qemu: %s\n", error->message);
         return 2;
     }
-    if (rw.console) {
+    if (rw.console && rw.libvirt && !out && rw.name) {
+        /*
+         * A libvirt domain: the events go where ringside attach reads
+         * them, appended boot after boot, and attach judges each boot.
+         */
+        g_autofree char *name = safe_name(rw.name);
+
+        print_events = rs_events_libvirt_path(name);
+        opts.events_path = print_events;
+        rs_qemu_args_clear(&rw);
+        if (!rs_qemu_args_rewrite((char **)qargs->pdata, &opts, &rw,
+                                  &error)) {
+            g_printerr("ringside qemu: %s\n", error->message);
+            return 2;
+        }
+        for_attach = TRUE;
+    } else if (rw.console) {
         g_autofree char *name = safe_name(rw.name);
 
         if (!out && (v = g_getenv("RINGSIDE_OUT")) && *v) {
@@ -221,7 +238,7 @@ int rs_cmd_qemu(int argc, char **argv)
         rs_qemu_args_clear(&rw);
         return 0;
     }
-    if (rw.console) {
+    if (rw.console && !for_attach) {
         if (!rs_run_log_write_command(&log, (const char *const *)full->pdata,
                                       &error) ||
             (!rw.daemonize && !rs_run_log_watch(&log, rw.console, &error))) {

@@ -315,6 +315,8 @@ static void scan_args(char **argv, Scan *s, RsQemuArgs *out)
             g_autoptr(GHashTable) kv = rs_qemu_opts_split(val);
             const char *n = g_hash_table_lookup(kv, "guest");
 
+            /* libvirt names its domains so, and only libvirt does. */
+            out->libvirt = n != NULL;
             out->name = g_strdup(n ? n : g_hash_table_lookup(kv, ""));
         } else if (!strcmp(opt, "machine") || !strcmp(opt, "M")) {
             g_autoptr(GHashTable) kv = rs_qemu_opts_split(val);

@@ -23,6 +23,7 @@ typedef struct {
                              * and is unchanged */
     char *name;             /* -name's guest name, or NULL */
     gboolean daemonize;     /* -daemonize: QEMU leaves the process we exec */
+    gboolean libvirt;       /* libvirt's line (-name guest=NAME,...) */
 } RsQemuArgs;
 
 /*

@@ -794,3 +794,9 @@ RsEventStream *rs_event_stream_load(const char *path, GError **error)
     rs_event_stream_finish(s);
     return g_steal_pointer(&s);
 }
+
+char *rs_events_libvirt_path(const char *name)
+{
+    return g_strdup_printf("/var/lib/libvirt/qemu/%s.ringside-events.jsonl",
+                           name);
+}

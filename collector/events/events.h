@@ -129,6 +129,13 @@ void rs_event_stream_trim_tx(RsEventStream *s, guint64 before);
 /* The byte with stream index @index, or NULL. */
 RsTxByte *rs_event_stream_byte(RsEventStream *s, guint64 index);
 
+/*
+ * Where the device of libvirt domain @name writes its events, for
+ * ringside attach: QEMU runs as libvirt-qemu, which owns this directory
+ * in Debian.
+ */
+char *rs_events_libvirt_path(const char *name);
+
 RsEventStream *rs_event_stream_load(const char *path, GError **error);
 
 /*

@@ -82,6 +82,8 @@ guint64 rs_host_tsc_khz(void);
  * and the guest kernel and initramfs that ringside run boots. */
 #define RS_INSTALLED_QEMU "/usr/lib/ringside/qemu/qemu-system-x86_64"
 #define RS_INSTALLED_GUEST "/usr/lib/ringside/guest"
+/* The drop-in (ringside, by the name of QEMU's binary) ends so. */
+#define RS_DROPIN_SUFFIX "/ringside/bin/qemu-system-x86_64"
 
 /* Defaults for the paths: built in $RINGSIDE_CACHE (or ~/.cache/ringside),
  * else installed. */

@@ -1,6 +1,7 @@
 /* libvirt domain XML: ringside's addition, made and read back with libxml2. */
 #include "libvirt/domxml.h"
 #include "errors.h"
+#include "events/events.h"
 #include "guest/guest.h"
 #include "guest/qemuopts.h"
 
@@ -12,9 +13,7 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(xmlDoc, xmlFreeDoc)
 
 char *rs_domxml_default_events(const char *name)
 {
-    /* QEMU runs as libvirt-qemu, which owns this directory in Debian. */
-    return g_strdup_printf("/var/lib/libvirt/qemu/%s.ringside-events.jsonl",
-                           name);
+    return rs_events_libvirt_path(name);
 }
 
 static gboolean is_elem(xmlNode *n, const char *name, xmlNs *ns)
@@ -420,6 +419,21 @@ gboolean rs_domxml_inspect(const char *xml, gboolean *ringside,
     doc = parse_domain(xml, &root, error);
     if (!doc) {
         return FALSE;
+    }
+    /* The drop-in as the emulator: its device writes where attach reads. */
+    n = child(root, "devices", NULL);
+    n = n ? child(n, "emulator", NULL) : NULL;
+    if (n) {
+        xmlChar *em = xmlNodeGetContent(n);
+        xmlNode *nm = child(root, "name", NULL);
+        xmlChar *name = nm ? xmlNodeGetContent(nm) : NULL;
+
+        if (em && name && g_str_has_suffix((const char *)em, RS_DROPIN_SUFFIX)) {
+            *ringside = TRUE;
+            *events = rs_events_libvirt_path((const char *)name);
+        }
+        xmlFree(em);
+        xmlFree(name);
     }
     ns = xmlSearchNsByHref(doc, root, BAD_CAST RS_QEMU_NS);
     if (!ns) {

@@ -11,11 +11,16 @@ nothing the developer built can be found:
   - the installed drop-in, /usr/lib/ringside/bin/qemu-system-x86_64, runs
     a plain QEMU command line with ringside-serial as the console: the
     guest's console is on its stdout and the run's verdicts in OUT;
-  - lintian reports no error on ringside's packages.
+  - lintian reports no error on ringside's packages;
+  - under the tests' libvirtd, a domain for the packaged guest whose
+    <emulator> is the drop-in, with no QEMU passthrough (no
+    qemu:commandline, no qemu:override): it starts, libvirt does not mark
+    it tainted, and ringside attach follows a clean boot from its events.
 The packages are purged at the end, so the machine is as it was.
 """
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -24,6 +29,7 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "lib"))
+import libvirtd  # noqa: E402
 import tap  # noqa: E402
 
 ROOT = os.path.join(HERE, "..", "..")
@@ -37,6 +43,65 @@ def purge():
     subprocess.run(["apt-get", "purge", "-y", "-qq"] + PACKAGES,
                    capture_output=True,
                    env=dict(os.environ, DEBIAN_FRONTEND="noninteractive"))
+
+
+def libvirt_dropin(work, env):
+    why = libvirtd.unavailable()
+    if why:
+        tap.check(True, "# SKIP the drop-in under libvirt: " + why)
+        return
+    name = "ringside-pkg-dropin"
+    r = subprocess.run(["ringside", "libvirt-xml", "--new", name, "--case",
+                        "poweroff"], cwd=work, env=env, capture_output=True,
+                       text=True)
+    # ringside's addition is the emulator alone: no passthrough.
+    xml = re.sub(r"<qemu:(commandline|override)>.*?</qemu:\1>", "",
+                 r.stdout, flags=re.S)
+    xml = re.sub(r"<emulator>[^<]*</emulator>",
+                 "<emulator>%s</emulator>" % DROPIN, xml)
+    path = os.path.join(work, name + ".xml")
+    open(path, "w").write(xml)
+    log = "/var/log/libvirt/qemu/%s.log" % name
+    events = "/var/lib/libvirt/qemu/%s.ringside-events.jsonl" % name
+    try:
+        libvirtd.start()
+        for f in (log, events):
+            if os.path.exists(f):
+                os.unlink(f)
+        d = libvirtd.virsh("define", path, check=False)
+        if not tap.check(r.returncode == 0 and d.returncode == 0 and
+                         "qemu:" not in xml, "libvirt defines the drop-in "
+                         "domain (emulator %s, no passthrough)" % DROPIN,
+                         r.stderr + d.stderr + xml[-800:]):
+            return
+        att = subprocess.Popen(["ringside", "attach", "-d", name, "--resume",
+                                "--boots", "1"], cwd=work, env=env,
+                               stdout=subprocess.PIPE,
+                               stderr=subprocess.STDOUT, text=True)
+        time.sleep(1)
+        st = libvirtd.virsh("start", "--paused", name, check=False)
+        try:
+            out, _ = att.communicate(timeout=240)
+        except subprocess.TimeoutExpired:
+            att.kill()
+            out, _ = att.communicate()
+        text = open(log).read() if os.path.exists(log) else ""
+        tap.check(st.returncode == 0 and att.returncode == 0 and
+                  "verdict: clean" in out,
+                  "ringside attach: the drop-in domain's boot followed, "
+                  "clean", st.stderr + out[-1500:] + text[-800:])
+        taints = sorted(set(re.findall(r"is tainted: (\S+)", text)))
+        # Those the passthrough a libvirt-xml domain uses would add.
+        tap.check(text and "custom-argv" not in taints and
+                  "custom-device" not in taints,
+                  "libvirt ran the drop-in, no custom-argv or custom-device "
+                  "taint (%s)" % log, text[-1500:])
+        # What it does say: high-privileges is this harness's QEMU as
+        # root, custom-monitor attach's QMP commands.
+        print("# libvirt's taints of the drop-in domain: %s" %
+              (", ".join(taints) or "none"))
+    finally:
+        libvirtd.stop([name])
 
 
 def main():
@@ -119,6 +184,7 @@ def main():
                   "clean in OUT/runs.jsonl",
                   r.stdout[-800:].decode(errors="replace") + "\n" +
                   r.stderr[-800:].decode(errors="replace") + json.dumps(run))
+        libvirt_dropin(work, env)
     finally:
         purge()
         shutil.rmtree(work, ignore_errors=True)

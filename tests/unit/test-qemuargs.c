@@ -128,6 +128,23 @@ static void test_isa_device(void)
           "|-device|vmcoreinfo", "-device isa-serial,chardev=a,,x,index=0");
 }
 
+/* libvirt's line names the guest so; a plain -name does not. */
+static void test_libvirt_line(void)
+{
+    RsQemuArgs rw;
+    g_autoptr(GError) error = NULL;
+    g_autofree char *a = rewrite("-name|guest=web1,debug-threads=on|"
+                                 "-serial|pty", &rw, &error);
+
+    g_assert_true(rw.libvirt);
+    g_assert_cmpstr(rw.name, ==, "web1");
+    rs_qemu_args_clear(&rw);
+    g_free(rewrite("-name|VM-3|-serial|pty", &rw, &error));
+    g_assert_false(rw.libvirt);
+    g_assert_cmpstr(rw.name, ==, "VM-3");
+    rs_qemu_args_clear(&rw);
+}
+
 /* An option's value that looks like an option is not one. */
 static void test_values(void)
 {
@@ -176,6 +193,7 @@ int main(int argc, char **argv)
     g_test_add_func("/qemuargs/chardev", test_chardev);
     g_test_add_func("/qemuargs/defaults", test_defaults);
     g_test_add_func("/qemuargs/isa-device", test_isa_device);
+    g_test_add_func("/qemuargs/libvirt-line", test_libvirt_line);
     g_test_add_func("/qemuargs/values", test_values);
     g_test_add_func("/qemuargs/unsupported", test_unsupported);
     g_test_add_func("/qemuargs/own-settings", test_own_settings);
