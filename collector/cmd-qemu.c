@@ -172,46 +172,39 @@ int rs_cmd_qemu(int argc, char **argv)
         g_printerr("ringside qemu: %s\n", error->message);
         return 2;
     }
-    if (rw.console && rw.libvirt && !out && rw.name) {
-        /*
-         * A libvirt domain: the events go where ringside attach reads
-         * them, appended boot after boot, and attach judges each boot.
-         */
+    if (rw.console) {
         g_autofree char *name = safe_name(rw.name);
 
-        print_events = rs_events_libvirt_path(name);
-        opts.events_path = print_events;
-        rs_qemu_args_clear(&rw);
-        if (!rs_qemu_args_rewrite((char **)qargs->pdata, &opts, &rw,
-                                  &error)) {
-            g_printerr("ringside qemu: %s\n", error->message);
-            return 2;
-        }
-        for_attach = TRUE;
-    } else if (rw.console) {
-        g_autofree char *name = safe_name(rw.name);
-
-        if (!out && (v = g_getenv("RINGSIDE_OUT")) && *v) {
+        if (!out && (v = g_getenv("RINGSIDE_OUT")) && *v && !rw.libvirt) {
             out = g_strdup(v);
         }
-        /* The user's own state directory, not a shared /tmp path that
-         * someone else could have made first. */
-        out_dir = out ? g_strdup(out)
-                      : g_build_filename(g_get_user_state_dir(), "ringside",
-                                         "qemu", name, NULL);
-        if (!print) {
-            if (!rs_run_log_open(&log, out_dir,
-                                 keep < 0 ? DEFAULT_KEEP : (guint)keep,
-                                 &error)) {
+        if (rw.libvirt && !out) {
+            /*
+             * A libvirt domain: the events go where ringside attach reads
+             * them, appended boot after boot, and attach judges each boot.
+             */
+            print_events = rs_events_libvirt_path(name);
+            opts.events_path = print_events;
+            for_attach = TRUE;
+        } else {
+            /* The user's own state directory, not a shared /tmp path that
+             * someone else could have made first. */
+            out_dir = out ? g_strdup(out)
+                          : g_build_filename(g_get_user_state_dir(),
+                                             "ringside", "qemu", name, NULL);
+            if (print) {
+                print_events = g_build_filename(out_dir, "run-DATE-TIME-PID",
+                                                "events.jsonl", NULL);
+                opts.events_path = print_events;
+            } else if (rs_run_log_open(&log, out_dir,
+                                       keep < 0 ? DEFAULT_KEEP : (guint)keep,
+                                       &error)) {
+                opts.events_path = log.events;
+            } else {
                 g_printerr("ringside qemu: %s\n", error->message);
                 rs_qemu_args_clear(&rw);
                 return 2;
             }
-            opts.events_path = log.events;
-        } else {
-            print_events = g_build_filename(out_dir, "run-DATE-TIME-PID",
-                                            "events.jsonl", NULL);
-            opts.events_path = print_events;
         }
         rs_qemu_args_clear(&rw);
         if (!rs_qemu_args_rewrite((char **)qargs->pdata, &opts, &rw,

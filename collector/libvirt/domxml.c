@@ -428,7 +428,8 @@ gboolean rs_domxml_inspect(const char *xml, gboolean *ringside,
         xmlNode *nm = child(root, "name", NULL);
         xmlChar *name = nm ? xmlNodeGetContent(nm) : NULL;
 
-        if (em && name && g_str_has_suffix((const char *)em, RS_DROPIN_SUFFIX)) {
+        if (em && name &&
+            g_str_has_suffix((const char *)em, RS_DROPIN_SUFFIX)) {
             *ringside = TRUE;
             *events = rs_events_libvirt_path((const char *)name);
         }
@@ -456,7 +457,8 @@ gboolean rs_domxml_inspect(const char *xml, gboolean *ringside,
         if (is_elem(n, "arg", ns) && m && is_elem(m, "arg", ns) &&
             !strcmp(arg_value(n, &va), "-chardev") &&
             is_events_chardev(arg_value(m, &vb))) {
-            g_autofree char *path = rs_qemu_opts_value((const char *)vb, "path");
+            g_autofree char *path = rs_qemu_opts_value((const char *)vb,
+                                                       "path");
 
             g_free(*events);
             if (g_str_has_prefix((const char *)vb, "file,")) {
@@ -464,8 +466,9 @@ gboolean rs_domxml_inspect(const char *xml, gboolean *ringside,
             } else if (path) {
                 *events = g_strdup_printf("unix:%s", path);
             } else {
-                g_autofree char *host = rs_qemu_opts_value((const char *)vb, "host");
-                g_autofree char *port = rs_qemu_opts_value((const char *)vb, "port");
+                const char *o = (const char *)vb;
+                g_autofree char *host = rs_qemu_opts_value(o, "host");
+                g_autofree char *port = rs_qemu_opts_value(o, "port");
 
                 *events = g_strdup_printf("tcp:%s:%s", host && *host ?
                                           host : "localhost",
