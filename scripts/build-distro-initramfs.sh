@@ -240,6 +240,11 @@ else
 	    i=$((i + 1))
 	done
 	[ -e /run/ringside-login ] || seen=" no login after 120 s,"
+	# journald forwards a line to the console as it takes it in; --sync
+	# returns once it has taken in all sent so far, so the services' last
+	# lines are on the console before the end begins, however late a
+	# loaded host let journald run.
+	journalctl --sync 2>/dev/null || true
 	unit=ringside-flaky.service
 	echo "ringside-end:${seen-} $unit $(systemctl is-active $unit) after" \
 	    "$(systemctl show -P NRestarts $unit) restarts; $end in 2 s" >/dev/console
