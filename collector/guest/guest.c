@@ -361,6 +361,7 @@ struct RsGuestRun {
     gpointer opaque;
     gint64 t0;
     gboolean timed_out;
+    gboolean reaped;        /* the wait finished: nothing left to cancel */
     GCancellable *cancel;
     GSource *sampler;
     GHashTable *vcpus;      /* tid -> guint64[2]: run, wait ns */
@@ -425,6 +426,7 @@ static void on_qemu_exit(GObject *source, GAsyncResult *result, gpointer opaque)
     if (!g_subprocess_wait_finish(qemu, result, NULL)) {
         return;                 /* cancelled: the run is being freed */
     }
+    run->reaped = TRUE;
     stop_sampling(run);
     if (run->vcpus) {
         GHashTableIter it;
@@ -597,7 +599,14 @@ void rs_guest_run_free(RsGuestRun *run)
     if (!run) {
         return;
     }
-    g_cancellable_cancel(run->cancel);
+    /*
+     * Only a wait still pending is cancelled: GSubprocess's worker thread
+     * may still hold a finished wait's task, and cancelling then runs its
+     * handler on a task being freed (a GLib-GIO-CRITICAL seen under load).
+     */
+    if (!run->reaped) {
+        g_cancellable_cancel(run->cancel);
+    }
     stop_sampling(run);
     g_clear_pointer(&run->vcpus, g_hash_table_unref);
     g_free(run->task_dir);
