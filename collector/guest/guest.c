@@ -270,8 +270,13 @@ static GPtrArray *build_argv(const RsGuestConfig *cfg, const RsGuestResult *res)
         ARG("memory-backend-file,id=ram,size=%dM,mem-path=%s,share=on",
             cfg->memory_mib, res->ram_path);
     }
+    /*
+     * The pc machine as ringside's guests have always had it: the fork now
+     * builds QEMU's default devices (for ringside qemu), whose HPET and
+     * VMware port the board would otherwise add.
+     */
     ARG("-machine");
-    ARG("pc,memory-backend=ram");
+    ARG("pc,memory-backend=ram,hpet=off,vmport=off");
     ARG("-m");
     ARG("%d", cfg->memory_mib);
     ARG("-device");
