@@ -84,6 +84,7 @@ guint64 rs_host_tsc_khz(void);
 #define RS_INSTALLED_GUEST "/usr/lib/ringside/guest"
 /* The drop-in (ringside, by the name of QEMU's binary) ends so. */
 #define RS_DROPIN_SUFFIX "/ringside/bin/qemu-system-x86_64"
+#define RS_INSTALLED_DROPIN "/usr/lib" RS_DROPIN_SUFFIX
 
 /* Defaults for the paths: built in $RINGSIDE_CACHE (or ~/.cache/ringside),
  * else installed. */

@@ -94,8 +94,12 @@ static xmlNode *next_elem(xmlNode *n)
     return n;
 }
 
-static gboolean has_arg_pair(xmlNode *cmd, xmlNs *ns, const char *a,
-                             const char *b)
+/*
+ * The first "<arg value='@a'/><arg value='@b'/>" pair in @cmd, or with
+ * @b NULL the "-chardev" pair of the events chardev.
+ */
+static xmlNode *find_arg_pair(xmlNode *cmd, xmlNs *ns, const char *a,
+                              const char *b)
 {
     xmlNode *n, *m;
 
@@ -107,44 +111,44 @@ static gboolean has_arg_pair(xmlNode *cmd, xmlNs *ns, const char *a,
             !is_elem(m, "arg", ns)) {
             continue;
         }
-        found = !strcmp(arg_value(n, &va), a) && !strcmp(arg_value(m, &vb), b);
+        found = !strcmp(arg_value(n, &va), a) &&
+                (b ? !strcmp(arg_value(m, &vb), b)
+                   : is_events_chardev(arg_value(m, &vb)));
         xmlFree(va);
         xmlFree(vb);
         if (found) {
-            return TRUE;
+            return n;
         }
     }
-    return FALSE;
+    return NULL;
+}
+
+static void remove_node(xmlNode *n)
+{
+    xmlUnlinkNode(n);
+    xmlFreeNode(n);
+}
+
+static void remove_arg_pair(xmlNode *first)
+{
+    remove_node(next_elem(first));
+    remove_node(first);
 }
 
 /* Remove the events -chardev pair; returns its options if there was one. */
 static char *take_events_chardev(xmlNode *cmd, xmlNs *ns)
 {
-    xmlNode *n, *m;
+    xmlNode *n = find_arg_pair(cmd, ns, "-chardev", NULL);
+    xmlChar *v = NULL;
+    char *opts;
 
-    for (n = cmd->children; n; n = n->next) {
-        xmlChar *va = NULL, *vb = NULL;
-        char *opts = NULL;
-
-        if (!is_elem(n, "arg", ns) || !(m = next_elem(n)) ||
-            !is_elem(m, "arg", ns)) {
-            continue;
-        }
-        if (!strcmp(arg_value(n, &va), "-chardev") &&
-            is_events_chardev(arg_value(m, &vb))) {
-            opts = g_strdup((const char *)vb);
-        }
-        xmlFree(va);
-        xmlFree(vb);
-        if (opts) {
-            xmlUnlinkNode(n);
-            xmlFreeNode(n);
-            xmlUnlinkNode(m);
-            xmlFreeNode(m);
-            return opts;
-        }
+    if (!n) {
+        return NULL;
     }
-    return NULL;
+    opts = g_strdup(arg_value(next_elem(n), &v));
+    xmlFree(v);
+    remove_arg_pair(n);
+    return opts;
 }
 
 static xmlNode *serial0_override(xmlNode *override, xmlNs *ns)
@@ -249,62 +253,57 @@ static char *events_chardev(const char *events)
                            esc);
 }
 
-char *rs_domxml_patch(const char *xml, const RsDomXmlOptions *opt,
-                      GError **error)
+/* A pty serial0 and its console, for a domain that has no serial port. */
+static void add_serial0(xmlNode *devices)
 {
-    g_autoptr(xmlDoc) doc = NULL;
-    xmlNode *root, *devices, *features, *cmd, *override, *dev, *frontend;
-    xmlNs *ns;
+    xmlNode *s = new_child_attr(devices, NULL, "serial", "type", "pty");
+
+    new_child_attr(s, NULL, "target", "port", "0");
+    if (!child(devices, "console", NULL)) {
+        xmlNode *c = new_child_attr(devices, NULL, "console", "type", "pty");
+        xmlNode *t = new_child_attr(c, NULL, "target", "type", "serial");
+
+        xmlNewProp(t, BAD_CAST "port", BAD_CAST "0");
+    }
+}
+
+static void add_shared_memory(xmlNode *root)
+{
+    xmlNode *mb = child_or_new(root, "memoryBacking", NULL);
+    xmlNode *n;
+
+    while ((n = child(mb, "source", NULL)) ||
+           (n = child(mb, "access", NULL))) {
+        remove_node(n);
+    }
+    new_child_attr(mb, NULL, "source", "type", "file");
+    new_child_attr(mb, NULL, "access", "mode", "shared");
+}
+
+static char *domain_name(xmlNode *root)
+{
+    xmlNode *n = child(root, "name", NULL);
+    xmlChar *c = n ? xmlNodeGetContent(n) : NULL;
+    char *name = c ? g_strdup((const char *)c) : NULL;
+
+    xmlFree(c);
+    return name;
+}
+
+/*
+ * The passthrough: Debian's firmware directories and the events chardev
+ * in <qemu:commandline>, serial0's device swapped in <qemu:override>.
+ */
+static gboolean add_passthrough(xmlNode *root, xmlNs *ns,
+                                const RsDomXmlOptions *opt, GError **error)
+{
+    xmlNode *cmd = child_or_new(root, "commandline", ns);
+    xmlNode *override, *dev, *frontend;
     g_autofree char *old = NULL, *path = NULL, *chardev = NULL;
-    xmlChar *out = NULL;
-    int len = 0;
-    char *ret;
     guint i;
 
-    doc = parse_domain(xml, &root, error);
-    if (!doc) {
-        return NULL;
-    }
-    ns = xmlSearchNsByHref(doc, root, BAD_CAST RS_QEMU_NS);
-    if (!ns) {
-        ns = xmlNewNs(root, BAD_CAST RS_QEMU_NS, BAD_CAST "qemu");
-    }
-
-    devices = child_or_new(root, "devices", NULL);
-    set_text(child_or_new(devices, "emulator", NULL), opt->qemu);
-    if (!serial_port0(devices)) {
-        xmlNode *s = new_child_attr(devices, NULL, "serial", "type", "pty");
-
-        new_child_attr(s, NULL, "target", "port", "0");
-        if (!child(devices, "console", NULL)) {
-            xmlNode *c = new_child_attr(devices, NULL, "console", "type",
-                                        "pty");
-            xmlNode *t = new_child_attr(c, NULL, "target", "type", "serial");
-
-            xmlNewProp(t, BAD_CAST "port", BAD_CAST "0");
-        }
-    }
-    if (opt->shared_memory) {
-        xmlNode *mb = child_or_new(root, "memoryBacking", NULL);
-        xmlNode *n;
-
-        while ((n = child(mb, "source", NULL)) ||
-               (n = child(mb, "access", NULL))) {
-            xmlUnlinkNode(n);
-            xmlFreeNode(n);
-        }
-        new_child_attr(mb, NULL, "source", "type", "file");
-        new_child_attr(mb, NULL, "access", "mode", "shared");
-    }
-    /* Lets the device find the guest's ring without scanning RAM. */
-    features = child_or_new(root, "features", NULL);
-    if (!child(features, "vmcoreinfo", NULL)) {
-        new_child_attr(features, NULL, "vmcoreinfo", "state", "on");
-    }
-
-    cmd = child_or_new(root, "commandline", ns);
     for (i = 0; i < RS_N_FIRMWARE_DIRS; i++) {
-        if (!has_arg_pair(cmd, ns, "-L", rs_firmware_dirs[i])) {
+        if (!find_arg_pair(cmd, ns, "-L", rs_firmware_dirs[i])) {
             new_child_attr(cmd, ns, "arg", "value", "-L");
             new_child_attr(cmd, ns, "arg", "value", rs_firmware_dirs[i]);
         }
@@ -313,32 +312,23 @@ char *rs_domxml_patch(const char *xml, const RsDomXmlOptions *opt,
     if (opt->events) {
         path = g_strdup(opt->events);
     } else {
-        g_autofree char *name = NULL;
-        g_autofree char *events = NULL;
-        xmlNode *n = child(root, "name", NULL);
+        g_autofree char *name = domain_name(root);
 
-        if (n) {
-            xmlChar *c = xmlNodeGetContent(n);
-
-            name = g_strdup((const char *)c);
-            xmlFree(c);
-        }
         if (!name || !*name || strchr(name, '/') || name[0] == '.') {
             g_set_error(error, RS_ERROR, RS_ERROR_BAD_INPUT,
                         "cannot name the events file after the domain's "
                         "<name>; give one");
-            return NULL;
+            return FALSE;
         }
-        events = opt->socket ? rs_domxml_default_socket(name) :
-                 rs_domxml_default_events(name);
-        path = g_strdup(events);
+        path = opt->socket ? rs_domxml_default_socket(name) :
+               rs_domxml_default_events(name);
     }
     chardev = events_chardev(path);
     if (!chardev) {
         g_set_error(error, RS_ERROR, RS_ERROR_BAD_INPUT,
                     "events %s: expected a file, unix:PATH or "
                     "tcp:HOST:PORT", path);
-        return NULL;
+        return FALSE;
     }
     new_child_attr(cmd, ns, "arg", "value", "-chardev");
     new_child_attr(cmd, ns, "arg", "value", chardev);
@@ -346,8 +336,7 @@ char *rs_domxml_patch(const char *xml, const RsDomXmlOptions *opt,
     override = child_or_new(root, "override", ns);
     dev = serial0_override(override, ns);
     if (dev) {
-        xmlUnlinkNode(dev);
-        xmlFreeNode(dev);
+        remove_node(dev);
     }
     dev = new_child_attr(override, ns, "device", "alias", "serial0");
     frontend = xmlNewChild(dev, ns, BAD_CAST "frontend", NULL);
@@ -355,6 +344,87 @@ char *rs_domxml_patch(const char *xml, const RsDomXmlOptions *opt,
     add_property(frontend, ns, "events", RS_EVENTS_CHARDEV);
     if (opt->pace) {
         add_property(frontend, ns, "pace", opt->pace);
+    }
+    return TRUE;
+}
+
+static gboolean has_elem_children(xmlNode *n)
+{
+    for (n = n->children; n; n = n->next) {
+        if (n->type == XML_ELEMENT_NODE) {
+            return TRUE;
+        }
+    }
+    return FALSE;
+}
+
+/* Undo add_passthrough (the drop-in needs none), leaving the rest alone. */
+static void remove_passthrough(xmlNode *root, xmlNs *ns)
+{
+    xmlNode *cmd = ns ? child(root, "commandline", ns) : NULL;
+    xmlNode *override = ns ? child(root, "override", ns) : NULL;
+    xmlNode *n;
+    guint i;
+
+    if (cmd) {
+        g_free(take_events_chardev(cmd, ns));
+        for (i = 0; i < RS_N_FIRMWARE_DIRS; i++) {
+            while ((n = find_arg_pair(cmd, ns, "-L", rs_firmware_dirs[i]))) {
+                remove_arg_pair(n);
+            }
+        }
+        if (!has_elem_children(cmd)) {
+            remove_node(cmd);
+        }
+    }
+    if (override) {
+        n = serial0_override(override, ns);
+        if (n) {
+            remove_node(n);
+        }
+        if (!has_elem_children(override)) {
+            remove_node(override);
+        }
+    }
+}
+
+char *rs_domxml_patch(const char *xml, const RsDomXmlOptions *opt,
+                      GError **error)
+{
+    g_autoptr(xmlDoc) doc = NULL;
+    xmlNode *root, *devices, *features;
+    xmlNs *ns;
+    xmlChar *out = NULL;
+    int len = 0;
+    char *ret;
+
+    doc = parse_domain(xml, &root, error);
+    if (!doc) {
+        return NULL;
+    }
+    ns = xmlSearchNsByHref(doc, root, BAD_CAST RS_QEMU_NS);
+    devices = child_or_new(root, "devices", NULL);
+    set_text(child_or_new(devices, "emulator", NULL), opt->qemu);
+    if (!serial_port0(devices)) {
+        add_serial0(devices);
+    }
+    if (opt->shared_memory) {
+        add_shared_memory(root);
+    }
+    /* Lets the device find the guest's ring without scanning RAM. */
+    features = child_or_new(root, "features", NULL);
+    if (!child(features, "vmcoreinfo", NULL)) {
+        new_child_attr(features, NULL, "vmcoreinfo", "state", "on");
+    }
+    if (opt->dropin) {
+        remove_passthrough(root, ns);
+    } else {
+        if (!ns) {
+            ns = xmlNewNs(root, BAD_CAST RS_QEMU_NS, BAD_CAST "qemu");
+        }
+        if (!add_passthrough(root, ns, opt, error)) {
+            return NULL;
+        }
     }
 
     xmlDocDumpFormatMemory(doc, &out, &len, 1);
@@ -397,10 +467,17 @@ char *rs_domxml_new(const RsDomSpec *spec, const RsDomXmlOptions *opt,
         "  <on_reboot>destroy</on_reboot>\n"
         "  <on_crash>destroy</on_crash>\n"
         "  <devices>\n"
+        "    <serial type='pty'>\n"
+        "      <log file='/var/log/libvirt/qemu/%s-serial0.log'/>\n"
+        "      <target port='0'/>\n"
+        "    </serial>\n"
+        "    <console type='pty'>\n"
+        "      <target type='serial' port='0'/>\n"
+        "    </console>\n"
         "    <controller type='usb' model='none'/>\n"
         "    <memballoon model='none'/>\n"
         "  </devices>\n"
-        "</domain>\n", spec->cmdline);
+        "</domain>\n", spec->cmdline, spec->name);
     g_string_append(xml, head);
     g_string_append(xml, initrd ? initrd : "");
     g_string_append(xml, tail);

@@ -14,7 +14,11 @@
 #define RS_EVENTS_CHARDEV "ringside-events"
 
 typedef struct {
-    char *qemu;         /* the fork's qemu-system-x86_64 (<emulator>) */
+    char *qemu;         /* <emulator>: the fork's qemu-system-x86_64, or
+                         * the drop-in (with @dropin) */
+    gboolean dropin;    /* no passthrough: the drop-in puts the device in
+                         * and writes the events where attach reads them;
+                         * @events, @socket and @pace do not apply */
     char *events;       /* events file, appended to by each boot, or a
                          * socket "unix:PATH" / "tcp:HOST:PORT" that
                          * attach reads; NULL: the default for <name> */
@@ -35,7 +39,8 @@ char *rs_domxml_default_events(const char *name);
 /* ... and the socket, "unix:PATH", with --events-socket. */
 char *rs_domxml_default_socket(const char *name);
 
-/* A complete domain: direct kernel boot, TCG, no disks. */
+/* A complete domain: direct kernel boot, TCG, no disks; serial0 a pty
+ * that libvirt also logs to /var/log/libvirt/qemu/NAME-serial0.log. */
 char *rs_domxml_new(const RsDomSpec *spec, const RsDomXmlOptions *opt,
                     GError **error);
 
