@@ -12,6 +12,7 @@ build_pkgs=(build-essential pkg-config ninja-build meson ccache bc python3
     linux-source-6.1 seabios qemu-system-data ipxe-qemu)
 test_pkgs=(linux-source-6.12 clang libclang-rt-14-dev crash makedumpfile chromium
     libvirt-daemon libvirt-daemon-driver-qemu libvirt-clients
+    libvirt-daemon-system virtinst qemu-system-x86
     slurmctld slurmd slurm-client munge systemd-journal-remote
     debootstrap apparmor)
 

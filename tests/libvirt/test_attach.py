@@ -15,6 +15,7 @@ import glob
 import json
 import os
 import pty
+import pwd
 import re
 import select
 import signal
@@ -31,10 +32,12 @@ import libvirtd  # noqa: E402
 ringside = os.environ["RINGSIDE_BIN"]
 mode = sys.argv[1] if len(sys.argv) > 1 else "single"
 tmp = tempfile.mkdtemp(prefix="ringside-libvirt-test-")
+FORK = []  # the fork staged where libvirt-qemu can run it
 
 
 def xml_new(name, case, append=None):
-    cmd = [ringside, "libvirt-xml", "--new", name, "--case", case]
+    cmd = [ringside, "libvirt-xml", "--qemu", FORK[0], "--new", name,
+           "--case", case]
     if append:
         cmd += ["--append", append]
     return subprocess.run(cmd, capture_output=True, text=True,
@@ -153,16 +156,29 @@ def single():
     # that libvirt takes it.
     plain = ("<domain type='qemu'><name>plain</name><memory>65536</memory>"
              "<os><type>hvm</type></os><devices/></domain>")
-    r = subprocess.run([ringside, "libvirt-xml", "-"], input=plain,
-                       capture_output=True, text=True)
-    again = subprocess.run([ringside, "libvirt-xml", "-"], input=r.stdout,
-                           capture_output=True, text=True)
+    r = subprocess.run([ringside, "libvirt-xml", "--qemu", FORK[0], "-"],
+                       input=plain, capture_output=True, text=True)
+    again = subprocess.run([ringside, "libvirt-xml", "--qemu", FORK[0], "-"],
+                           input=r.stdout, capture_output=True, text=True)
     tap.check(r.returncode == 0 and "value=\"ringside-serial\"" in r.stdout and
               "<serial type=\"pty\">" in r.stdout and
               "path=/var/lib/libvirt/qemu/plain.ringside-events.jsonl" in r.stdout
               and again.stdout == r.stdout,
               "libvirt-xml adds serial0, the override and the events file, "
               "and is idempotent", r.stdout + r.stderr + again.stdout)
+    # The drop-in as the emulator takes the passthrough out again.
+    dropin = "/usr/lib/ringside/bin/qemu-system-x86_64"
+    d = subprocess.run([ringside, "libvirt-xml", "--qemu", dropin, "-"],
+                       input=r.stdout, capture_output=True, text=True)
+    d2 = subprocess.run([ringside, "libvirt-xml", "--qemu", dropin, "-"],
+                        input=d.stdout, capture_output=True, text=True)
+    tap.check(d.returncode == 0 and "<emulator>%s</emulator>" % dropin in
+              d.stdout and "qemu:" not in d.stdout.replace("xmlns:qemu", "")
+              and "<serial type=\"pty\">" in d.stdout and
+              "<vmcoreinfo state=\"on\"/>" in d.stdout and
+              d2.stdout == d.stdout,
+              "libvirt-xml --qemu DROP-IN: the passthrough taken out, the "
+              "rest kept, idempotent", d.stdout + d.stderr)
     bad = subprocess.run([ringside, "libvirt-xml", "-"], input="<vm/>",
                          capture_output=True, text=True)
     tap.check(bad.returncode == 1 and "not a libvirt domain" in bad.stderr,
@@ -182,8 +198,9 @@ def single():
               "attach: a domain without ringside-serial is a clear error",
               r.stderr)
     # ... until libvirt-xml makes the addition to the defined domain.
-    r = subprocess.run([ringside, "libvirt-xml", "-d", "ringside-test-plain",
-                        "--define"], capture_output=True, text=True)
+    r = subprocess.run([ringside, "libvirt-xml", "--qemu", FORK[0], "-d",
+                        "ringside-test-plain", "--define"],
+                       capture_output=True, text=True)
     live = libvirtd.virsh("dumpxml", "ringside-test-plain").stdout
     tap.check(r.returncode == 0 and "value='ringside-serial'" in live and
               "ringside-test-plain.ringside-events.jsonl" in live,
@@ -208,6 +225,22 @@ def single():
               "Kernel panic - not syncing: sysrq triggered crash" in seen,
               "virsh console shows the boot, the ticks and the panic",
               seen[-800:])
+    # Debian's default qemu.conf: QEMU as libvirt-qemu, and the serial
+    # port's <log> written by virtlogd beside the console.
+    uid = ""
+    try:
+        pid = int(open("/run/libvirt/qemu/%s.pid" % name).read())
+        uid = [ln.split()[1] for ln in open("/proc/%d/status" % pid)
+               if ln.startswith("Uid:")][0]
+    except (OSError, ValueError, IndexError):
+        pass
+    tap.check(uid == str(pwd.getpwnam("libvirt-qemu").pw_uid),
+              "QEMU runs as libvirt-qemu (uid %s)" % uid)
+    log = "/var/log/libvirt/qemu/%s-serial0.log" % name
+    text = open(log, errors="replace").read() if os.path.exists(log) else ""
+    tap.check("Linux version" in text and "sysrq triggered crash" in text,
+              "libvirt's <log> of serial0 holds the boot and the panic (%s)"
+              % log, text[-500:])
     libvirtd.virsh("destroy", name, check=False)
     libvirtd.virsh("undefine", name)
 
@@ -323,14 +356,17 @@ def follow_all():
     outdir = os.path.join(tmp, "all")
     os.makedirs(outdir)
     for nm in names:
-        define(xml_new(nm, "tick", "ringside.ticks=12 ringside.tick_ms=300"))
+        define(xml_new(nm, "tick", "ringside.ticks=12 ringside.tick_ms=500"))
     define(re.sub(r"<qemu:override>.*</qemu:override>", "",
                   xml_new("ringside-test-plain", "tick",
                           "ringside.ticks=2 ringside.tick_ms=300"),
                   flags=re.S))
-    # One already runs when attach starts; the other starts after.
-    libvirtd.virsh("start", names[0])
+    # One already runs when attach starts; the other starts after.  A
+    # start takes seconds under libvirt: the first is let run only once
+    # the others are up, so that it is still running when attach looks.
+    libvirtd.virsh("start", "--paused", names[0])
     libvirtd.virsh("start", "ringside-test-plain")
+    libvirtd.virsh("resume", names[0])
     time.sleep(1)
     att = subprocess.Popen([ringside, "attach", "--all", "-o", outdir],
                            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
@@ -383,6 +419,7 @@ def main():
                "ringside-test-b"]
     try:
         libvirtd.start()
+        FORK.append(libvirtd.stage_fork())
         for d in domains:
             libvirtd.virsh("destroy", d, check=False)
             libvirtd.virsh("undefine", d, check=False)

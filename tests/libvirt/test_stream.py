@@ -39,6 +39,7 @@ mode = sys.argv[1] if len(sys.argv) > 1 else "rotate"
 tmp = tempfile.mkdtemp(prefix="ringside-stream-test-")
 JOURNAL_REMOTE = "/lib/systemd/systemd-journal-remote"
 NAME = "ringside-test-stream"
+FORK = []  # the fork staged where libvirt-qemu can run it
 
 
 def read_jsonl(path):
@@ -67,8 +68,9 @@ def wait_for(path, pred, timeout, what):
 
 
 def define(name, case, append, events):
-    xml = subprocess.run([ringside, "libvirt-xml", "--new", name, "--case",
-                          case, "--append", append, "--events", events],
+    xml = subprocess.run([ringside, "libvirt-xml", "--qemu", FORK[0], "--new",
+                          name, "--case", case, "--append", append,
+                          "--events", events],
                          capture_output=True, text=True, check=True).stdout
     path = os.path.join(tmp, "domain.xml")
     open(path, "w").write(xml)
@@ -384,6 +386,7 @@ def main():
         return 0
     try:
         libvirtd.start()
+        FORK.append(libvirtd.stage_fork())
         libvirtd.virsh("destroy", NAME, check=False)
         libvirtd.virsh("undefine", NAME, check=False)
         {"rotate": rotate, "remote": remote, "journal": journal}[mode]()

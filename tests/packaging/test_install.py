@@ -12,12 +12,17 @@ nothing the developer built can be found:
     a plain QEMU command line with ringside-serial as the console: the
     guest's console is on its stdout and the run's verdicts in OUT;
   - lintian reports no error on ringside's packages;
-  - under the tests' libvirtd, a domain for the packaged guest whose
-    <emulator> is the drop-in, with no QEMU passthrough (no
-    qemu:commandline, no qemu:override): it starts, libvirt does not mark
-    it tainted, and ringside attach follows a clean boot from its events.
+  - under Debian's libvirtd with its default qemu.conf (QEMU as
+    libvirt-qemu, logs through virtlogd), two domains whose <emulator> is
+    the drop-in, with no QEMU passthrough: the one ringside libvirt-xml
+    --new prints, and one virt-install --print-xml writes that
+    libvirt-xml adds ringside to.  Each starts; ringside attach follows a
+    clean boot from its events; libvirt marks neither custom-argv,
+    custom-device nor high-privileges; virt-aa-helper makes its AppArmor
+    profile; and serial0's <log> file holds the boot.
 The packages are purged at the end, so the machine is as it was.
 """
+import glob
 import json
 import os
 import re
@@ -37,6 +42,7 @@ cache = os.environ.get("RINGSIDE_CACHE", os.path.expanduser("~/.cache/ringside")
 PACKAGES = ["ringside", "ringside-qemu", "ringside-guest"]
 DROPIN = "/usr/lib/ringside/bin/qemu-system-x86_64"
 GUEST = "/usr/lib/ringside/guest"
+VIRT_AA_HELPER = "/usr/lib/libvirt/virt-aa-helper"
 
 
 def purge():
@@ -45,63 +51,132 @@ def purge():
                    env=dict(os.environ, DEBIAN_FRONTEND="noninteractive"))
 
 
-def libvirt_dropin(work, env):
+def boot_followed(name, work, env):
+    """Start @name paused; attach --resume follows one boot: its output."""
+    att = subprocess.Popen(["ringside", "attach", "-d", name, "--resume",
+                            "--boots", "1"], cwd=work, env=env,
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                           text=True)
+    time.sleep(1)
+    st = libvirtd.virsh("start", "--paused", name, check=False)
+    try:
+        out, _ = att.communicate(timeout=240)
+    except subprocess.TimeoutExpired:
+        att.kill()
+        out, _ = att.communicate()
+    return st.returncode == 0 and att.returncode == 0, st.stderr + out
+
+
+def aa_helper_accepts(name):
+    """virt-aa-helper, in a dry run, makes @name's AppArmor profile."""
+    xml = libvirtd.virsh("dumpxml", "--inactive", name).stdout
+    uuid = re.search(r"<uuid>([^<]+)</uuid>", xml).group(1)
+    r = subprocess.run([VIRT_AA_HELPER, "-d", "-c", "-u", "libvirt-" + uuid],
+                       input=xml, capture_output=True, text=True)
+    return r.returncode == 0, r.stderr[-1200:]
+
+
+def taints(name):
+    log = "/var/log/libvirt/qemu/%s.log" % name
+    text = open(log).read() if os.path.exists(log) else ""
+    return sorted(set(re.findall(r"is tainted: (\S+)", text))), text
+
+
+def libvirt_checks(name, work, env, what):
+    ok, out = boot_followed(name, work, env)
+    tap.check(ok and "verdict: clean" in out,
+              "ringside attach: %s's boot followed, clean" % what, out[-1500:])
+    found, text = taints(name)
+    # custom-argv and custom-device would be the passthrough's,
+    # high-privileges a QEMU run as root, custom-monitor attach's QMP.
+    tap.check(text and not set(found) & {"custom-argv", "custom-device",
+                                         "high-privileges"},
+              "%s: libvirt ran the drop-in as libvirt-qemu, no passthrough "
+              "taint (taints: %s)" % (what, ", ".join(found) or "none"),
+              text[-1500:])
+    ok, err = aa_helper_accepts(name)
+    tap.check(ok, "%s: virt-aa-helper makes its AppArmor profile (dry run)"
+              % what, err)
+
+
+def libvirt_new(work, env):
+    """ringside libvirt-xml --new, used as printed."""
+    name = "ringside-pkg-new"
+    r = subprocess.run(["ringside", "libvirt-xml", "--new", name, "--case",
+                        "poweroff"], cwd=work, env=env, capture_output=True,
+                       text=True)
+    path = os.path.join(work, name + ".xml")
+    open(path, "w").write(r.stdout)
+    d = libvirtd.virsh("define", path, check=False)
+    if not tap.check(r.returncode == 0 and d.returncode == 0 and
+                     "<emulator>%s</emulator>" % DROPIN in r.stdout and
+                     "qemu:" not in r.stdout and not r.stderr,
+                     "libvirt-xml --new: the drop-in as emulator, no "
+                     "passthrough, kernel in /var/lib/libvirt/boot; defined",
+                     r.stderr + d.stderr + r.stdout[-1200:]):
+        return None
+    libvirt_checks(name, work, env, "libvirt-xml --new")
+    log = "/var/log/libvirt/qemu/%s-serial0.log" % name
+    text = open(log, errors="replace").read() if os.path.exists(log) else ""
+    tap.check("reboot: Power down" in text,
+              "libvirt's <log> of serial0 holds the boot (%s)" % log,
+              text[-600:])
+    return re.search(r"<cmdline>([^<]*)</cmdline>", r.stdout).group(1)
+
+
+def libvirt_virtinst(work, env, cmdline):
+    """A domain virt-install writes, with ringside added by libvirt-xml."""
+    name = "ringside-pkg-virtinst"
+    boot = "/var/lib/libvirt/boot/"
+    shutil.copy(GUEST + "/bzImage", boot + name + "-vmlinuz")
+    shutil.copy(GUEST + "/initramfs.cpio.gz", boot + name + "-initrd")
+    vi = subprocess.run(
+        ["virt-install", "--connect", libvirtd.URI, "--print-xml", "--name",
+         name, "--memory", "256", "--vcpus", "2", "--virt-type", "qemu",
+         "--osinfo", "linux2020", "--boot",
+         "kernel=%s,initrd=%s,kernel_args=\"%s\"" %
+         (boot + name + "-vmlinuz", boot + name + "-initrd", cmdline),
+         "--disk", "none", "--network", "none", "--graphics", "none"],
+        cwd=work, env=env, capture_output=True, text=True)
+    r = subprocess.run(["ringside", "libvirt-xml", "-"], input=vi.stdout,
+                       cwd=work, env=env, capture_output=True, text=True)
+    path = os.path.join(work, name + ".xml")
+    open(path, "w").write(r.stdout)
+    d = libvirtd.virsh("define", path, check=False)
+    if not tap.check(vi.returncode == 0 and r.returncode == 0 and
+                     d.returncode == 0 and
+                     "<emulator>%s</emulator>" % DROPIN in r.stdout and
+                     "qemu:" not in r.stdout,
+                     "virt-install --print-xml's domain, ringside added by "
+                     "libvirt-xml, defined",
+                     vi.stderr + r.stderr + d.stderr + r.stdout[-1200:]):
+        return
+    libvirt_checks(name, work, env, "virt-install's domain")
+
+
+def libvirt_flow(work, env):
     why = libvirtd.unavailable()
     if why:
         tap.check(True, "# SKIP the drop-in under libvirt: " + why)
         return
-    name = "ringside-pkg-dropin"
-    r = subprocess.run(["ringside", "libvirt-xml", "--new", name, "--case",
-                        "poweroff"], cwd=work, env=env, capture_output=True,
-                       text=True)
-    # ringside's addition is the emulator alone: no passthrough.
-    xml = re.sub(r"<qemu:(commandline|override)>.*?</qemu:\1>", "",
-                 r.stdout, flags=re.S)
-    xml = re.sub(r"<emulator>[^<]*</emulator>",
-                 "<emulator>%s</emulator>" % DROPIN, xml)
-    path = os.path.join(work, name + ".xml")
-    open(path, "w").write(xml)
-    log = "/var/log/libvirt/qemu/%s.log" % name
-    events = "/var/lib/libvirt/qemu/%s.ringside-events.jsonl" % name
+    names = ["ringside-pkg-new", "ringside-pkg-virtinst"]
     try:
         libvirtd.start()
-        for f in (log, events):
-            if os.path.exists(f):
-                os.unlink(f)
-        d = libvirtd.virsh("define", path, check=False)
-        if not tap.check(r.returncode == 0 and d.returncode == 0 and
-                         "qemu:" not in xml, "libvirt defines the drop-in "
-                         "domain (emulator %s, no passthrough)" % DROPIN,
-                         r.stderr + d.stderr + xml[-800:]):
-            return
-        att = subprocess.Popen(["ringside", "attach", "-d", name, "--resume",
-                                "--boots", "1"], cwd=work, env=env,
-                               stdout=subprocess.PIPE,
-                               stderr=subprocess.STDOUT, text=True)
-        time.sleep(1)
-        st = libvirtd.virsh("start", "--paused", name, check=False)
-        try:
-            out, _ = att.communicate(timeout=240)
-        except subprocess.TimeoutExpired:
-            att.kill()
-            out, _ = att.communicate()
-        text = open(log).read() if os.path.exists(log) else ""
-        tap.check(st.returncode == 0 and att.returncode == 0 and
-                  "verdict: clean" in out,
-                  "ringside attach: the drop-in domain's boot followed, "
-                  "clean", st.stderr + out[-1500:] + text[-800:])
-        taints = sorted(set(re.findall(r"is tainted: (\S+)", text)))
-        # Those the passthrough a libvirt-xml domain uses would add.
-        tap.check(text and "custom-argv" not in taints and
-                  "custom-device" not in taints,
-                  "libvirt ran the drop-in, no custom-argv or custom-device "
-                  "taint (%s)" % log, text[-1500:])
-        # What it does say: high-privileges is this harness's QEMU as
-        # root, custom-monitor attach's QMP commands.
-        print("# libvirt's taints of the drop-in domain: %s" %
-              (", ".join(taints) or "none"))
+        for n in names:
+            libvirtd.virsh("destroy", n, check=False)
+            libvirtd.virsh("undefine", n, check=False)
+            for f in ("/var/log/libvirt/qemu/%s.log" % n,
+                      "/var/lib/libvirt/qemu/%s.ringside-events.jsonl" % n):
+                if os.path.exists(f):
+                    os.unlink(f)
+        cmdline = libvirt_new(work, env)
+        if cmdline:
+            libvirt_virtinst(work, env, cmdline)
     finally:
-        libvirtd.stop([name])
+        libvirtd.stop(names)
+        for n in names:
+            for f in glob.glob("/var/lib/libvirt/boot/%s*" % n):
+                os.unlink(f)
 
 
 def main():
@@ -184,7 +259,7 @@ def main():
                   "clean in OUT/runs.jsonl",
                   r.stdout[-800:].decode(errors="replace") + "\n" +
                   r.stderr[-800:].decode(errors="replace") + json.dumps(run))
-        libvirt_dropin(work, env)
+        libvirt_flow(work, env)
     finally:
         purge()
         shutil.rmtree(work, ignore_errors=True)
