@@ -49,7 +49,8 @@ static const char description[] =
     "an isa-serial -device, or QEMU's default) becomes a ringside-serial\n"
     "on the same chardev; nothing else changes, and ringside prints\n"
     "nothing on success.  Tools that only let you add QEMU arguments can\n"
-    "give these settings as -ringside out=DIR,pace=line,keep=N,qemu=PATH\n"
+    "give these settings as -ringside out=DIR,pace=line,keep=N,qemu=PATH,\n"
+    "vmcoreinfo\n"
     "among them; the environment's RINGSIDE_OUT and RINGSIDE_QEMU come\n"
     "last.\n\n"
     "Each run gets OUT/run-DATE-TIME-PID/ with the device's events.jsonl\n"
@@ -64,7 +65,7 @@ int rs_cmd_qemu(int argc, char **argv)
 {
     g_autofree char *qemu = NULL, *out = NULL, *pace = NULL;
     g_autofree char *out_dir = NULL, *print_events = NULL;
-    gboolean print = FALSE, for_attach = FALSE;
+    gboolean print = FALSE, for_attach = FALSE, vmcoreinfo = FALSE;
     int keep = -1;
     const GOptionEntry entries[] = {
         { "qemu", 0, 0, G_OPTION_ARG_FILENAME, &qemu,
@@ -77,6 +78,9 @@ int rs_cmd_qemu(int argc, char **argv)
           "(the wire's 115200 baud, for latency)", "MODE" },
         { "keep", 0, 0, G_OPTION_ARG_INT, &keep,
           "Run directories kept (default 20; 0: all)", "N" },
+        { "vmcoreinfo", 0, 0, G_OPTION_ARG_NONE, &vmcoreinfo,
+          "Add -device vmcoreinfo (if the line has none), so that the "
+          "device finds a stock kernel's ring; the guest sees it", NULL },
         { "print", 0, 0, G_OPTION_ARG_NONE, &print,
           "Print the command line it would run, and exit", NULL },
         { NULL },
@@ -121,9 +125,10 @@ int rs_cmd_qemu(int argc, char **argv)
         g_hash_table_iter_init(&it, own);
         while (g_hash_table_iter_next(&it, &k, NULL)) {
             if (strcmp(k, "out") && strcmp(k, "pace") && strcmp(k, "keep") &&
-                strcmp(k, "qemu")) {
+                strcmp(k, "qemu") && strcmp(k, "vmcoreinfo")) {
                 g_autofree char *m = g_strdup_printf(
-                    "-ringside: no setting \"%s\" (out, pace, keep, qemu)",
+                    "-ringside: no setting \"%s\" (out, pace, keep, qemu, "
+                    "vmcoreinfo)",
                     (char *)k);
 
                 usage_error(m);
@@ -147,6 +152,13 @@ int rs_cmd_qemu(int argc, char **argv)
             }
             keep = (int)n;
         }
+        if ((v = g_hash_table_lookup(own, "vmcoreinfo"))) {
+            if (*v && strcmp(v, "on") && strcmp(v, "off")) {
+                usage_error("-ringside vmcoreinfo= expects on or off");
+                return 2;
+            }
+            vmcoreinfo |= strcmp(v, "off") != 0;
+        }
     }
     if (pace && strcmp(pace, "off") && strcmp(pace, "line")) {
         usage_error("--pace expects off or line");
@@ -167,6 +179,7 @@ int rs_cmd_qemu(int argc, char **argv)
     /* The run's directory is needed before the device's chardev names
      * its events file; it is made only once there is a console. */
     opts.pace = pace;
+    opts.vmcoreinfo = vmcoreinfo;
     opts.events_path = "EVENTS";
     if (!rs_qemu_args_rewrite((char **)qargs->pdata, &opts, &rw, &error)) {
         g_printerr("ringside qemu: %s\n", error->message);

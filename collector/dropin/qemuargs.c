@@ -256,8 +256,20 @@ typedef struct {
     int isa_dev;            /* -device isa-serial that is ttyS0, or -1 */
     int isa_dev_noindex;    /* the first isa-serial without an index */
     gboolean nographic, nodefaults, default_monitor, vmcoreinfo;
-    gboolean machine_none;
+    char *machine;          /* the machine type, NULL: QEMU's default */
 } Scan;
+
+/*
+ * The PC boards (pc, q35 and their versions, isapc) make ttyS0 of the
+ * type their x-serial0-type property names: the fork's, which makes it
+ * where and when the board makes its isa-serial, so that the guest sees
+ * the same machine as under plain QEMU.  QEMU's default is pc.
+ */
+static gboolean pc_board(const char *machine)
+{
+    return !machine || g_str_has_prefix(machine, "pc") ||
+           g_str_has_prefix(machine, "q35") || !strcmp(machine, "isapc");
+}
 
 static void scan_args(char **argv, Scan *s, RsQemuArgs *out)
 {
@@ -325,7 +337,10 @@ static void scan_args(char **argv, Scan *s, RsQemuArgs *out)
             if (!t) {
                 t = g_hash_table_lookup(kv, "");
             }
-            s->machine_none = t && !strcmp(t, "none");
+            if (t && *t) {
+                g_free(s->machine);
+                s->machine = g_strdup(t);
+            }
         }
     }
 }
@@ -336,19 +351,70 @@ static void add(GPtrArray *a, const char *opt, char *val)
     g_ptr_array_add(a, val);
 }
 
+static void add_events(GPtrArray *a, const RsQemuArgsOpts *o)
+{
+    g_autofree char *events = rs_qemu_opts_escape(o->events_path);
+
+    add(a, "-chardev",
+        g_strdup_printf("file,id=" EVENTS_ID ",path=%s,append=on", events));
+}
+
+static void add_vmcoreinfo(GPtrArray *a, const Scan *s,
+                           const RsQemuArgsOpts *o)
+{
+    if (o->vmcoreinfo && !s->vmcoreinfo) {
+        /* Lets the device find the ring of a kernel without ringside's
+         * announce (a stock kernel with qemu_fw_cfg loaded).  Only when
+         * asked: the firmware sees one more fw_cfg file, and a
+         * deterministic boot's timing moves with it. */
+        add(a, "-device", g_strdup("vmcoreinfo"));
+    }
+}
+
+/*
+ * A PC board: the caller's line stays as it is, serial ports and all;
+ * the board makes ttyS0 a ringside-serial, whose own properties come as
+ * -global (they apply to that one device, the only ringside-serial).
+ */
+static gboolean board_rewrite(char **argv, const Scan *s, const char *spec,
+                              gboolean implicit, const RsQemuArgsOpts *o,
+                              RsQemuArgs *out)
+{
+    GPtrArray *a = g_ptr_array_new_with_free_func(g_free);
+    int i;
+
+    for (i = 0; argv[i]; i++) {
+        g_ptr_array_add(a, g_strdup(argv[i]));
+    }
+    add_events(a, o);
+    add(a, "-machine", g_strdup("x-serial0-type=ringside-serial"));
+    add(a, "-global", g_strdup("ringside-serial.events=" EVENTS_ID));
+    if (o->pace) {
+        add(a, "-global", g_strdup_printf("ringside-serial.pace=%s",
+                                          o->pace));
+    }
+    add_vmcoreinfo(a, s, o);
+    out->console = g_strdup_printf("-serial %s%s", spec,
+                                   implicit ? " (QEMU's default)" : "");
+    out->argv = a;
+    return TRUE;
+}
+
 gboolean rs_qemu_args_rewrite(char **argv, const RsQemuArgsOpts *o,
                               RsQemuArgs *out, GError **error)
 {
     Scan s;
+    g_autofree char *machine = NULL;
     g_autoptr(GPtrArray) a = g_ptr_array_new_with_free_func(g_free);
-    g_autofree char *spec = NULL, *chardev = NULL, *events = NULL;
+    g_autofree char *spec = NULL, *chardev = NULL;
     const char *console_id = CONSOLE_ID;
     gboolean mux_mon = FALSE, implicit = FALSE;
     int i, isa = -1;
 
     memset(out, 0, sizeof(*out));
     scan_args(argv, &s, out);
-    if (s.machine_none) {
+    machine = s.machine;
+    if (machine && !strcmp(machine, "none")) {
         /* nothing to do */
     } else if (s.first_serial >= 0) {
         if (strcmp(argv[s.first_serial], "none")) {
@@ -363,6 +429,9 @@ gboolean rs_qemu_args_rewrite(char **argv, const RsQemuArgsOpts *o,
         implicit = TRUE;
     }
 
+    if (spec && pc_board(machine)) {
+        return board_rewrite(argv, &s, spec, implicit, o, out);
+    }
     if (spec && g_str_has_prefix(spec, "chardev:")) {
         console_id = spec + strlen("chardev:");
     } else if (spec) {
@@ -405,9 +474,7 @@ gboolean rs_qemu_args_rewrite(char **argv, const RsQemuArgsOpts *o,
         add(a, "-mon", g_strdup_printf("chardev=%s,mode=readline",
                                        CONSOLE_ID));
     }
-    events = rs_qemu_opts_escape(o->events_path);
-    add(a, "-chardev",
-        g_strdup_printf("file,id=" EVENTS_ID ",path=%s,append=on", events));
+    add_events(a, o);
     if (spec) {
         g_autofree char *props = device_props(o);
         g_autofree char *id = rs_qemu_opts_escape(console_id);
@@ -415,11 +482,7 @@ gboolean rs_qemu_args_rewrite(char **argv, const RsQemuArgsOpts *o,
         add(a, "-device", g_strdup_printf("ringside-serial,chardev=%s,"
                                           "index=0,%s", id, props));
     }
-    if (!s.vmcoreinfo) {
-        /* Lets the device find the ring of a kernel without ringside's
-         * announce (a stock kernel with qemu_fw_cfg loaded). */
-        add(a, "-device", g_strdup("vmcoreinfo"));
-    }
+    add_vmcoreinfo(a, &s, o);
     out->console = spec ? g_strdup_printf("-serial %s%s", spec,
                                           implicit ? " (QEMU's default)" : "")
                         : g_strdup_printf("-device %s", argv[isa]);

@@ -14,6 +14,8 @@
 typedef struct {
     const char *events_path;    /* the device's event file (appended) */
     const char *pace;           /* ringside-serial pace=, NULL: the default */
+    gboolean vmcoreinfo;        /* add -device vmcoreinfo if the line has
+                                 * none (a device the guest sees) */
 } RsQemuArgsOpts;
 
 typedef struct {

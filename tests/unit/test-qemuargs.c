@@ -1,15 +1,16 @@
 /*
  * ringside qemu's rewriting of other tools' QEMU command lines: which
  * serial port becomes ringside-serial, on which chardev, and what else
- * changes (only -serial none in its place, the events chardev and
- * vmcoreinfo).
+ * changes: on a PC board, the board's x-serial0-type and the device's
+ * -global; on another, -serial none in ttyS0's place and a -device; on
+ * both, the events chardev, and vmcoreinfo only when asked.
  */
 #include "dropin/qemuargs.h"
 #include "errors.h"
 
 #include <string.h>
 
-static const RsQemuArgsOpts opts = { .events_path = "/o/ev,1.jsonl" };
+static RsQemuArgsOpts opts = { .events_path = "/o/ev,1.jsonl" };
 
 /* The rewritten line as one string, arguments joined by '|'. */
 static char *rewrite(const char *line, RsQemuArgs *rw, GError **error)
@@ -45,68 +46,90 @@ static void check(const char *in, const char *want, const char *console)
     rs_qemu_args_clear(&rw);
 }
 
+/* A PC board's additions: the board makes ttyS0 a ringside-serial. */
+#define BOARD EV "|-machine|x-serial0-type=ringside-serial|" \
+              "-global|ringside-serial.events=ringside-events"
+
 /* syzkaller's vm/qemu line for linux/amd64 (buildQemuArgs). */
+#define SYZ "-m|2048|-smp|2|-chardev|socket,id=SOCKSYZ,server=on,wait=off," \
+            "host=localhost,port=4000|-mon|chardev=SOCKSYZ,mode=control|" \
+            "-display|none|-serial|stdio|-no-reboot|-name|VM-0|-device|" \
+            "virtio-rng-pci|-enable-kvm|-cpu|host,migratable=off|-device|" \
+            "e1000,netdev=net0|-netdev|user,id=net0,restrict=on," \
+            "hostfwd=tcp:127.0.0.1:4001-:22|-hda|img|-snapshot|-kernel|bz|" \
+            "-append|root=/dev/sda console=ttyS0"
+
+/* On QEMU's default board the line is kept whole, -serial and all. */
 static void test_syzkaller(void)
 {
-    check("-m|2048|-smp|2|-chardev|socket,id=SOCKSYZ,server=on,wait=off,"
-          "host=localhost,port=4000|-mon|chardev=SOCKSYZ,mode=control|"
-          "-display|none|-serial|stdio|-no-reboot|-name|VM-0|-device|"
-          "virtio-rng-pci|-enable-kvm|-cpu|host,migratable=off|-device|"
-          "e1000,netdev=net0|-netdev|user,id=net0,restrict=on,"
-          "hostfwd=tcp:127.0.0.1:4001-:22|-hda|img|-snapshot|-kernel|bz|"
-          "-append|root=/dev/sda console=ttyS0",
-          "-m|2048|-smp|2|-chardev|socket,id=SOCKSYZ,server=on,wait=off,"
-          "host=localhost,port=4000|-mon|chardev=SOCKSYZ,mode=control|"
-          "-display|none|-serial|none|-no-reboot|-name|VM-0|-device|"
-          "virtio-rng-pci|-enable-kvm|-cpu|host,migratable=off|-device|"
-          "e1000,netdev=net0|-netdev|user,id=net0,restrict=on,"
-          "hostfwd=tcp:127.0.0.1:4001-:22|-hda|img|-snapshot|-kernel|bz|"
-          "-append|root=/dev/sda console=ttyS0|"
-          "-chardev|stdio,id=serial0|" EV "|" DEV("serial0")
-          "|-device|vmcoreinfo", "-serial stdio");
+    check(SYZ, SYZ "|" BOARD, "-serial stdio");
+    check("-M|q35,accel=tcg|-serial|udp::4555",
+          "-M|q35,accel=tcg|-serial|udp::4555|" BOARD,
+          "-serial udp::4555");
 }
 
-/* Only ttyS0 changes; ttyS1 keeps its -serial and so its index. */
+/*
+ * Other boards get a ringside-serial -device: ttyS0's -serial becomes
+ * -serial none, so that ttyS1 keeps its -serial and so its index.
+ */
 static void test_second_serial(void)
 {
-    check("-serial|pty|--serial|file:/tmp/a,b|-device|vmcoreinfo",
-          "-serial|none|--serial|file:/tmp/a,b|-device|vmcoreinfo|"
+    check("-M|microvm|-serial|pty|--serial|file:/tmp/a,b|-device|vmcoreinfo",
+          "-M|microvm|-serial|none|--serial|file:/tmp/a,b|-device|vmcoreinfo|"
           "-chardev|pty,id=serial0|" EV "|" DEV("serial0"), "-serial pty");
-    check("-serial|file:/x,y", "-serial|none|-chardev|file,path=/x,,y,"
-          "id=serial0|" EV "|" DEV("serial0") "|-device|vmcoreinfo",
+    check("-M|microvm|-serial|file:/x,y", "-M|microvm|-serial|none|-chardev|"
+          "file,path=/x,,y,id=serial0|" EV "|" DEV("serial0"),
           "-serial file:/x,y");
+    check("-serial|pty|--serial|file:/tmp/a,b",
+          "-serial|pty|--serial|file:/tmp/a,b|" BOARD, "-serial pty");
 }
 
 /* virtme-ng: a muxed chardev of the caller's, named by -serial. */
 static void test_chardev(void)
 {
-    check("-chardev|stdio,id=console,signal=off,mux=on|-serial|"
-          "chardev:console|-mon|chardev=console",
-          "-chardev|stdio,id=console,signal=off,mux=on|-serial|none|-mon|"
-          "chardev=console|" EV "|" DEV("console") "|-device|vmcoreinfo",
+    check("-machine|microvm|-chardev|stdio,id=console,signal=off,mux=on|"
+          "-serial|chardev:console|-mon|chardev=console",
+          "-machine|microvm|-chardev|stdio,id=console,signal=off,mux=on|"
+          "-serial|none|-mon|chardev=console|" EV "|" DEV("console"),
+          "-serial chardev:console");
+    check("-chardev|stdio,id=console,mux=on|-serial|chardev:console",
+          "-chardev|stdio,id=console,mux=on|-serial|chardev:console|" BOARD,
           "-serial chardev:console");
 }
 
 /* What QEMU's defaults would have made ttyS0. */
 static void test_defaults(void)
 {
-    check("-nographic|-kernel|bz",
-          "-nographic|-kernel|bz|-serial|none|-chardev|"
+    check("-nographic|-kernel|bz", "-nographic|-kernel|bz|" BOARD,
+          "-serial mon:stdio (QEMU's default)");
+    check("-M|microvm|-nographic|-kernel|bz",
+          "-M|microvm|-nographic|-kernel|bz|-serial|none|-chardev|"
           "stdio,id=serial0,mux=on,signal=off|-mon|"
-          "chardev=serial0,mode=readline|" EV "|" DEV("serial0")
-          "|-device|vmcoreinfo", "-serial mon:stdio (QEMU's default)");
-    check("-nographic|-monitor|none",
-          "-nographic|-monitor|none|-serial|none|-chardev|stdio,id=serial0|"
-          EV "|" DEV("serial0") "|-device|vmcoreinfo",
+          "chardev=serial0,mode=readline|" EV "|" DEV("serial0"),
+          "-serial mon:stdio (QEMU's default)");
+    check("-M|microvm|-nographic|-monitor|none",
+          "-M|microvm|-nographic|-monitor|none|-serial|none|-chardev|"
+          "stdio,id=serial0|" EV "|" DEV("serial0"),
           "-serial stdio (QEMU's default)");
-    check("-kernel|bz", "-kernel|bz|-serial|none|-chardev|"
-          "vc,cols=80,rows=24,id=serial0|" EV "|" DEV("serial0")
-          "|-device|vmcoreinfo", "-serial vc:80Cx24C (QEMU's default)");
+    check("-M|microvm|-kernel|bz", "-M|microvm|-kernel|bz|-serial|none|"
+          "-chardev|vc,cols=80,rows=24,id=serial0|" EV "|" DEV("serial0"),
+          "-serial vc:80Cx24C (QEMU's default)");
     /* No serial port at all: nothing to take over. */
     check("-nodefaults|-m|1", "-nodefaults|-m|1", NULL);
     check("-M|none,accel=tcg|-qmp|unix:q", "-M|none,accel=tcg|-qmp|unix:q",
           NULL);
     check("-serial|none|-serial|stdio", "-serial|none|-serial|stdio", NULL);
+}
+
+/* vmcoreinfo is a device the guest sees: added only when asked. */
+static void test_vmcoreinfo(void)
+{
+    opts.vmcoreinfo = TRUE;
+    check("-serial|stdio", "-serial|stdio|" BOARD "|-device|vmcoreinfo",
+          "-serial stdio");
+    check("-device|vmcoreinfo|-serial|stdio",
+          "-device|vmcoreinfo|-serial|stdio|" BOARD, "-serial stdio");
+    opts.vmcoreinfo = FALSE;
 }
 
 /* libvirt's form: the isa-serial device itself, in JSON or keyval. */
@@ -118,14 +141,14 @@ static void test_isa_device(void)
           "-nodefaults|-chardev|pty,id=charserial0|-device|"
           "{\"driver\":\"ringside-serial\",\"chardev\":\"charserial0\","
           "\"id\":\"serial0\",\"index\":0,\"events\":\"ringside-events\"}|"
-          EV "|-device|vmcoreinfo",
+          EV,
           "-device {\"driver\":\"isa-serial\",\"chardev\":\"charserial0\","
           "\"id\":\"serial0\",\"index\":0}");
     check("-nodefaults|-device|isa-serial,index=1,chardev=b|-device|"
           "isa-serial,chardev=a,,x,index=0",
           "-nodefaults|-device|isa-serial,index=1,chardev=b|-device|"
-          "ringside-serial,chardev=a,,x,index=0,events=ringside-events|" EV
-          "|-device|vmcoreinfo", "-device isa-serial,chardev=a,,x,index=0");
+          "ringside-serial,chardev=a,,x,index=0,events=ringside-events|" EV,
+          "-device isa-serial,chardev=a,,x,index=0");
 }
 
 /* libvirt's line names the guest so; a plain -name does not. */
@@ -155,7 +178,8 @@ static void test_unsupported(void)
 {
     RsQemuArgs rw;
     g_autoptr(GError) error = NULL;
-    g_autofree char *got = rewrite("-serial|udp::4555", &rw, &error);
+    g_autofree char *got = rewrite("-M|microvm|-serial|udp::4555", &rw,
+                                   &error);
 
     g_assert_null(got);
     g_assert_error(error, RS_ERROR, RS_ERROR_BAD_INPUT);
@@ -192,6 +216,7 @@ int main(int argc, char **argv)
     g_test_add_func("/qemuargs/second-serial", test_second_serial);
     g_test_add_func("/qemuargs/chardev", test_chardev);
     g_test_add_func("/qemuargs/defaults", test_defaults);
+    g_test_add_func("/qemuargs/vmcoreinfo", test_vmcoreinfo);
     g_test_add_func("/qemuargs/isa-device", test_isa_device);
     g_test_add_func("/qemuargs/libvirt-line", test_libvirt_line);
     g_test_add_func("/qemuargs/values", test_values);

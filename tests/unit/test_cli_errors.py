@@ -134,7 +134,8 @@ cases = [(w, ["dmesg"] + a, rc, m) for w, a, rc, m in cases] + [
      b"storm_len=1\nstorm_level=0\nstorm_gap_us=0\nwarns=0\npending=0\n"
      b"stress_ms=0\n")], 1, "test out of range"),
     ("qemu: no QEMU line", ["qemu"], 2, "expected -- and a QEMU command line"),
-    ("qemu: a console it cannot take", ["qemu", "--", "-serial", "udp::4555"],
+    ("qemu: a console it cannot take", ["qemu", "--", "-M", "microvm",
+     "-serial", "udp::4555"],
      2, "-serial udp::4555: not a console"),
     ("qemu: unknown -ringside setting", ["qemu", "--", "-ringside",
      "color=red"], 2, "no setting \"color\""),
