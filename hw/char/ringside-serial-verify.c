@@ -17,7 +17,7 @@
 #include "qapi/visitor.h"
 #include "qemu/timer.h"
 #include "migration/vmstate.h"
-#include "sysemu/runstate.h"
+#include "hw/char/ringside-compat.h"
 #include "ringside-serial.h"
 #include "trace.h"
 

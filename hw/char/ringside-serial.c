@@ -25,6 +25,7 @@
 #include "qemu/units.h"
 #include "qemu/log.h"
 #include "qemu/error-report.h"
+#include "chardev/char-serial.h"
 #include "hw/acpi/acpi_aml_interface.h"
 #include "hw/irq.h"
 #include "hw/core/cpu.h"
@@ -509,6 +510,10 @@ static bool ringside_parse_mode(const char *prop, const char *val,
 #define RS_UART_IIR_RLSI        0x06
 #define RS_UART_IIR_RDI         0x04
 #define RS_UART_IIR_CTI         0x0c
+#define RS_UART_LCR_WORD        0x03    /* data bits less 5 */
+#define RS_UART_LCR_STOP2       0x04
+#define RS_UART_LCR_PARITY      0x08
+#define RS_UART_LCR_EVEN        0x10
 #define RS_UART_LCR_BREAK       0x40
 #define RS_UART_MCR_ALL         0x1f
 #define RS_UART_MCR_OUT2        0x08
@@ -536,6 +541,31 @@ static void ringside_uart_set_fcr(SerialState *u, uint8_t fcr)
  * The UART as a reset leaves it, and its FIFOs off: after a refused load
  * nothing it holds may come from the stream.
  */
+/*
+ * The line's speed and framing, from LCR and the divisor: the character
+ * time the UART model paces its transmitter by, and the backend's line
+ * (a host serial port follows it).  The model redoes this on each LCR or
+ * divisor write; a reset or a load must do it too.  The arithmetic is the
+ * model's own, so that both agree on the character time.
+ */
+static void ringside_uart_line_params(SerialState *u)
+{
+    QEMUSerialSetParams line = {
+        .data_bits = 5 + (u->lcr & RS_UART_LCR_WORD),
+        .stop_bits = u->lcr & RS_UART_LCR_STOP2 ? 2 : 1,
+        .parity = !(u->lcr & RS_UART_LCR_PARITY) ? 'N' :
+                  u->lcr & RS_UART_LCR_EVEN ? 'E' : 'O',
+    };
+    int frame_bits = 1 + line.data_bits + line.stop_bits +
+                     (line.parity != 'N');
+    /* A zero divisor runs the model at about 3500 baud. */
+    float baud = u->divider ? (float)u->baudbase / u->divider : 3500;
+
+    line.speed = baud;
+    u->char_transmit_time = (NANOSECONDS_PER_SECOND / baud) * frame_bits;
+    qemu_chr_fe_ioctl(&u->chr, CHR_IOCTL_SERIAL_SET_PARAMS, &line);
+}
+
 static void ringside_uart_reset(RingsideSerialState *s)
 {
     SerialState *u = &s->serial;
@@ -562,8 +592,7 @@ static void ringside_uart_reset(RingsideSerialState *s)
     u->last_break_enable = 0;
     u->poll_msl = 0;            /* the next MSR read asks the backend */
     ringside_uart_set_fcr(u, 0);
-    /* the model's own setter: character time and the backend's line */
-    serial_set_frequency(u, u->baudbase);
+    ringside_uart_line_params(u);
     u->last_xmit_ts = qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL);
     qemu_irq_lower(u->irq);
 }
@@ -700,7 +729,7 @@ static int ringside_uart_post_load(void *opaque, int version_id)
     }
     u->last_break_enable = !!(u->lcr & RS_UART_LCR_BREAK);
     ringside_uart_set_fcr(u, u->fcr_vmstate);
-    serial_set_frequency(u, u->baudbase);
+    ringside_uart_line_params(u);
     trace_ringside_serial_uart_loaded(u->divider, u->lcr, u->fcr,
                                       u->recv_fifo.num);
     return 0;
@@ -1121,7 +1150,7 @@ static const VMStateDescription vmstate_ringside_serial = {
     }
 };
 
-static Property ringside_serial_properties[] = {
+static RS_PROPERTY_CONST Property ringside_serial_properties[] = {
     DEFINE_PROP_UINT32("index", RingsideSerialState, index, 0),
     DEFINE_PROP_UINT32("iobase", RingsideSerialState, iobase, 0x3f8),
     DEFINE_PROP_UINT32("irq", RingsideSerialState, isairq, 4),
@@ -1145,7 +1174,7 @@ static Property ringside_serial_properties[] = {
     /* pace=line: guest-memory reads a second of line time may make */
     DEFINE_PROP_UINT32("line-read-rate", RingsideSerialState, line_read_rate,
                        RS_LINE_READ_RATE),
-    DEFINE_PROP_END_OF_LIST(),
+    RS_PROPERTIES_END
 };
 
 /* Read-only QOM counters (docs/device.md: "Using it"). */
@@ -1223,7 +1252,7 @@ static void ringside_serial_class_init(ObjectClass *klass, void *data)
                "checks the console against the guest's printk ring";
     dc->realize = ringside_serial_realize;
     dc->unrealize = ringside_serial_unrealize;
-    dc->reset = ringside_serial_reset;
+    rs_set_reset(dc, ringside_serial_reset);
     dc->vmsd = &vmstate_ringside_serial;
     adevc->build_dev_aml = ringside_serial_build_aml;
     device_class_set_props(dc, ringside_serial_properties);

@@ -13,7 +13,7 @@
 #include "hw/char/serial.h"
 #include "hw/isa/isa.h"
 #include "qom/object.h"
-#include "sysemu/runstate.h"
+#include "hw/char/ringside-compat.h"
 #include "rslib-match.h"
 #include "rslib-l1.h"
 

@@ -19,7 +19,6 @@
 
 #include "qemu/osdep.h"
 #include "ringside-qtest.h"
-#include "qapi/qmp/qlist.h"
 #include "hw/char/rslib-match.h"
 #include "hw/char/rslib-l1.h"
 

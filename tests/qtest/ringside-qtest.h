@@ -15,10 +15,20 @@
 
 #include "libqtest.h"
 #include "qapi/error.h"
+/* 10.0 moved include/qapi/qmp/ to include/qobject/. */
+#if QEMU_VERSION_MAJOR >= 10
+#include "qobject/qdict.h"
+#include "qobject/qjson.h"
+#include "qobject/qlist.h"
+#include "qobject/qnum.h"
+#include "qobject/qobject.h"
+#else
 #include "qapi/qmp/qdict.h"
 #include "qapi/qmp/qjson.h"
+#include "qapi/qmp/qlist.h"
 #include "qapi/qmp/qnum.h"
 #include "qapi/qmp/qobject.h"
+#endif
 #include "qemu/bswap.h"
 
 #define COM1        0x3f8
@@ -106,6 +116,15 @@ static inline void fixture_stop(Fixture *f)
     g_free(f->console);
     g_free(f->events);
     g_free(f->dir);
+}
+
+/*
+ * The virtual clock, read by moving it one nanosecond: QEMU 10.0's qtest
+ * refuses a zero clock_step, which 7.2 took as a read.
+ */
+static inline int64_t rs_clock_now(QTestState *qts)
+{
+    return qtest_clock_step(qts, 1);
 }
 
 static inline uint64_t rs_counter(QTestState *qts, const char *name)

@@ -8,14 +8,6 @@
  */
 
 #include "qemu/osdep.h"
-#include "libqtest.h"
-#include "qapi/error.h"
-#include "qapi/qmp/qdict.h"
-#include "qapi/qmp/qjson.h"
-#include "qapi/qmp/qnum.h"
-#include "qapi/qmp/qobject.h"
-#include "qemu/bswap.h"
-#include "qapi/qmp/qlist.h"
 #include "ringside-qtest.h"
 #include <sys/un.h>
 
@@ -260,13 +252,13 @@ static void test_pace_rate(const void *opaque)
 
     fixture_start_opts(&f, EVENTS_FILE, ",pace=line,ring=off");
     uart_setup(f.qts, r->divisor, r->lcr, true);
-    t0 = qtest_clock_step(f.qts, 0);
+    t0 = rs_clock_now(f.qts);
     for (i = 0; i < n; i++) {
         wait_lsr(f.qts, LSR_THRE);
         uart_put(f.qts, 'A' + i % 26);
     }
     wait_lsr(f.qts, LSR_TEMT);
-    elapsed = qtest_clock_step(f.qts, 0) - t0;
+    elapsed = rs_clock_now(f.qts) - t0;
     expected = n * r->bits * 1e9 / (115200.0 / r->divisor);
     g_test_message("%u bytes at divisor %u, %u bits: %.3f ms (expected %.3f)",
                    n, r->divisor, r->bits, elapsed / 1e6, expected / 1e6);
@@ -406,10 +398,10 @@ static void test_pace_divisor0(void)
 
     fixture_start_opts(&f, EVENTS_FILE, ",pace=line,ring=off");
     uart_setup(f.qts, 0, LCR_8N1, true);
-    t0 = qtest_clock_step(f.qts, 0);
+    t0 = rs_clock_now(f.qts);
     uart_put(f.qts, 'z');
     wait_lsr(f.qts, LSR_TEMT);
-    dt = qtest_clock_step(f.qts, 0) - t0;
+    dt = rs_clock_now(f.qts) - t0;
     g_assert_cmpint(dt, >, 2000000);
     g_assert_cmpint(dt, <, 4000000);
     console = read_file(f.console);
@@ -465,7 +457,7 @@ static void test_pace_late_timer(void)
     fixture_start_opts(&f, EVENTS_FILE, ",pace=line,ring=off");
     uart_setup(f.qts, 1, LCR_8N1, true);
     qtest_qmp_assert_success(f.qts, "{ 'execute': 'stop' }");
-    t0 = qtest_clock_step(f.qts, 0);
+    t0 = rs_clock_now(f.qts);
     for (i = 0; i < 17; i++) {
         uart_put(f.qts, 'a' + i);
     }
@@ -571,13 +563,13 @@ static void test_pace_migrate(void)
     fixture_start_opts(&f, EVENTS_FILE, ",pace=line,ring=off");
     uart_setup(f.qts, 1, LCR_8N1, true);
     qtest_qmp_assert_success(f.qts, "{ 'execute': 'stop' }");
-    t0 = qtest_clock_step(f.qts, 0);
+    t0 = rs_clock_now(f.qts);
     for (i = 0; i < 17; i++) {
         uart_put(f.qts, 'a' + i);
     }
     qtest_clock_step(f.qts, 5.5 * CHAR_NS_115200);
     g_assert_cmphex(lsr(f.qts) & LSR_THRE, ==, 0);
-    t_src = qtest_clock_step(f.qts, 0);
+    t_src = rs_clock_now(f.qts);
     state = g_build_filename(f.dir, "state", NULL);
     out_uri = g_strdup_printf("exec:cat > %s", state);
     in_uri = g_strdup_printf("exec:cat %s", state);
@@ -808,12 +800,12 @@ static void test_pace_read_rate(void)
 
     reads0 = rs_counter(f.qts, "cost-sum-tick-reads") +
              rs_counter(f.qts, "cost-sum-access-reads");
-    t0 = qtest_clock_step(f.qts, 0);
+    t0 = rs_clock_now(f.qts);
     for (i = 0; i < 360; i++) {     /* half a second of line */
         uart_puts(f.qts, "x\r\nx\r\nx\r\nx\r\nx\r\n");
         qtest_clock_step(f.qts, 15 * char_ns + 1);
     }
-    vt = qtest_clock_step(f.qts, 0) - t0;
+    vt = rs_clock_now(f.qts) - t0;
     reads = rs_counter(f.qts, "cost-sum-tick-reads") +
             rs_counter(f.qts, "cost-sum-access-reads") - reads0;
     g_assert_cmpuint(reads, <=, rate * vt / sec + saved);
