@@ -53,11 +53,19 @@ if [ "${1:-build}" = test ]; then
         die "distro-initramfs failed"
     head -n 1 "$log"
     stage_end
-    # The qtests' ASan/UBSan build: CI sets RINGSIDE_SANITIZE=1; elsewhere
-    # those tests skip unless it has been built.
+    # The fork on its second base, QEMU 10.0 (the qtest-10.0 suite).
+    stage_begin qemu-10.0
+    "$RINGSIDE_ROOT/scripts/build-qemu.sh" --base 10.0 >/dev/null
+    stage_end
+    # The qtests' ASan/UBSan builds: CI sets RINGSIDE_SANITIZE=1; elsewhere
+    # those tests skip unless they have been built.
     if [ "${RINGSIDE_SANITIZE:-0}" = 1 ]; then
         stage_begin qemu-sanitize
         "$RINGSIDE_ROOT/scripts/build-qemu.sh" --sanitize >/dev/null
+        stage_end
+        stage_begin qemu-10.0-sanitize
+        "$RINGSIDE_ROOT/scripts/build-qemu.sh" --base 10.0 --sanitize \
+            >/dev/null
         stage_end
     fi
 fi

@@ -1,15 +1,19 @@
 #!/usr/bin/env bash
-# Build ringside's QEMU fork: Debian bookworm's QEMU 7.2 source package with
-# Debian's patches, plus ringside's hw/char/ and tests/qtest/ files and the
-# wiring patch in qemu-fork/.  Everything lives in $RINGSIDE_CACHE/qemu; a
-# second run recompiles only what changed.
+# Build ringside's QEMU fork: a Debian QEMU source package with Debian's
+# patches, plus ringside's hw/char/ and tests/qtest/ files and the wiring
+# patch for that base in qemu-fork/BASE/.  Two bases, side by side:
+#   7.2   bookworm's QEMU (the default), in $RINGSIDE_CACHE/qemu
+#   10.0  trixie's QEMU 10.0 source, built on bookworm with meson from
+#         bookworm-backports, in $RINGSIDE_CACHE/qemu-10.0
+# --base 10.0 or $RINGSIDE_QEMU_BASE=10.0 picks the second.  A second run
+# recompiles only what changed.
 #
-# Output: $RINGSIDE_CACHE/qemu/build/qemu-system-x86_64 and the project's
-# qtests in $RINGSIDE_CACHE/qemu/build/tests/qtest/.
+# Output: $QDIR/build/qemu-system-x86_64 and the project's qtests in
+# $QDIR/build/tests/qtest/.
 #
 # --sanitize builds the same tree with ASan and UBSan into
-# $RINGSIDE_CACHE/qemu/build-sanitize instead (for the qtests: the device
-# reads guest-controlled memory).
+# $QDIR/build-sanitize instead (for the qtests: the device reads
+# guest-controlled memory).
 #
 # --prepare only fetches, unpacks and grafts the source tree, and prints
 # its path (for builds with their own configuration, build-qemu-fuzz.sh).
@@ -17,19 +21,28 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-QDIR=$RINGSIDE_CACHE/qemu
+BASE=${RINGSIDE_QEMU_BASE:-7.2}
+SANITIZE=0 PREPARE=0 PRINT_ARGS=0
+while [ $# -gt 0 ]; do
+    case "$1" in
+    --sanitize) SANITIZE=1 ;;
+    --prepare) PREPARE=1 ;;
+    --configure-args) PRINT_ARGS=1 ;;
+    --base) BASE=${2:-}; shift ;;
+    *) die "usage: build-qemu.sh [--base 7.2|10.0] [--sanitize|--prepare|--configure-args]" ;;
+    esac
+    shift
+done
+case "$BASE" in
+7.2) QDIR=$RINGSIDE_CACHE/qemu ;;
+10.0) QDIR=$RINGSIDE_CACHE/qemu-10.0 ;;
+*) die "unknown QEMU base $BASE: 7.2 or 10.0" ;;
+esac
 DL=$QDIR/dl
 SRC=$QDIR/src
 BUILD=$QDIR/build
-SANITIZE=0 PREPARE=0 PRINT_ARGS=0
-case "${1:-}" in
---sanitize) SANITIZE=1; BUILD=$QDIR/build-sanitize ;;
---prepare) PREPARE=1 ;;
---configure-args) PRINT_ARGS=1 ;;
-"") ;;
-*) die "usage: build-qemu.sh [--sanitize|--prepare|--configure-args]" ;;
-esac
-WIRING=$RINGSIDE_ROOT/qemu-fork/wiring.patch
+[ "$SANITIZE" = 1 ] && BUILD=$QDIR/build-sanitize
+WIRING=$RINGSIDE_ROOT/qemu-fork/$BASE/wiring.patch
 QTESTS=(ringside-serial-test ringside-verify-test ringside-ext-test
     ringside-migrate-test)
 FIRMWARE_DIRS=(/usr/share/seabios /usr/share/qemu /usr/lib/ipxe/qemu)
@@ -48,8 +61,19 @@ CONFIGURE_ARGS=(--target-list=x86_64-softmmu --disable-docs --disable-user
 if command -v ccache >/dev/null; then
     CONFIGURE_ARGS+=("--cc=ccache cc" "--cxx=ccache c++")
 fi
-if [ "$SANITIZE" = 1 ]; then
+if [ "$SANITIZE" = 1 ] && [ "$BASE" = 7.2 ]; then
     CONFIGURE_ARGS+=(--enable-sanitizers)
+elif [ "$SANITIZE" = 1 ]; then
+    # 9.2 split --enable-sanitizers into one option per sanitizer.
+    CONFIGURE_ARGS+=(--enable-asan --enable-ubsan)
+fi
+# QEMU 10.0 wants meson 1.5 or later, from bookworm-backports (fetched
+# below), run by Debian's python3 rather than whatever python3 is first on
+# PATH.
+MESON_DIR=$QDIR/meson
+if [ "$BASE" = 10.0 ]; then
+    CONFIGURE_ARGS+=(--python=/usr/bin/python3)
+    export PYTHONPATH=$MESON_DIR/usr/lib/python3/dist-packages${PYTHONPATH:+:$PYTHONPATH}
 fi
 if [ "$PRINT_ARGS" = 1 ]; then
     printf '%s\n' "${CONFIGURE_ARGS[@]}"
@@ -77,16 +101,62 @@ ensure_deb_src() {
     apt-get update -qq
 }
 
+# The archive the machine's own deb lines name (the first URI).
+debian_mirror() {
+    if [ -f /etc/apt/sources.list.d/debian.sources ]; then
+        sed -n 's/^URIs:[[:space:]]*\([^[:space:]]*\).*/\1/p' \
+            /etc/apt/sources.list.d/debian.sources | head -n1
+    else
+        sed -n 's/^deb[[:space:]]\+\(\[[^]]*\][[:space:]]\+\)\?\([^[:space:]]*\).*/\2/p' \
+            /etc/apt/sources.list 2>/dev/null | head -n1
+    fi
+}
+
+# apt with a private list of sources and its own lists and cache, so that
+# trixie's sources and bookworm-backports' meson never reach the machine's
+# apt: apt-get source qemu there still means bookworm's 7.2.
+private_apt() {
+    local dir=$QDIR/apt
+    APT=(-o "Dir::Etc::SourceList=$dir/sources.list"
+        -o "Dir::Etc::SourceParts=$dir/parts" -o "Dir::State::Lists=$dir/lists"
+        -o "Dir::Cache=$dir/cache" -o "APT::Sandbox::User=root")
+    [ -f "$dir/lists/.updated" ] && return
+    local mirror
+    mirror=$(debian_mirror)
+    [ -n "$mirror" ] || die "cannot find the machine's Debian archive URI"
+    mkdir -p "$dir/parts" "$dir/lists/partial" "$dir/cache/archives/partial"
+    printf '%s\n' "deb-src $mirror trixie main" \
+        "deb $mirror bookworm-backports main" >"$dir/sources.list"
+    apt-get "${APT[@]}" update -qq || die "apt-get update (trixie sources) failed"
+    touch "$dir/lists/.updated"
+}
+
 stage_begin fetch
 if ! compgen -G "$DL/qemu_*.dsc" >/dev/null; then
-    ensure_deb_src
     mkdir -p "$DL.tmp"
-    (cd "$DL.tmp" && apt-get source --download-only -qq qemu) ||
-        die "apt-get source qemu failed"
+    if [ "$BASE" = 7.2 ]; then
+        ensure_deb_src
+        (cd "$DL.tmp" && apt-get source --download-only -qq qemu) ||
+            die "apt-get source qemu failed"
+    else
+        # bookworm-backports' qemu 10.0.2 source answers 404 for its .dsc
+        # on the archive (2026-12-07); trixie's 10.0 is the same series.
+        private_apt
+        (cd "$DL.tmp" && apt-get "${APT[@]}" source --download-only -qq \
+            qemu/trixie) || die "apt-get source qemu/trixie failed"
+    fi
     rm -rf "$DL" && mv "$DL.tmp" "$DL"
     stage_end
 else
     stage_end cached
+fi
+if [ "$BASE" = 10.0 ] && [ ! -d "$MESON_DIR/usr" ]; then
+    private_apt
+    rm -rf "$MESON_DIR.tmp" && mkdir -p "$MESON_DIR.tmp"
+    (cd "$MESON_DIR.tmp" && apt-get "${APT[@]}" download -qq \
+        meson/bookworm-backports && dpkg-deb -x meson_*.deb .) ||
+        die "meson from bookworm-backports could not be fetched"
+    rm -rf "$MESON_DIR" && mv "$MESON_DIR.tmp" "$MESON_DIR"
 fi
 DSC=$(compgen -G "$DL/qemu_*.dsc" | head -n1)
 
@@ -99,7 +169,7 @@ if [ "$(cat "$SRC/.ringside-stamp" 2>/dev/null)" != "$stamp" ]; then
     dpkg-source --no-check -x "$DSC" "$SRC.tmp" >/dev/null ||
         die "dpkg-source could not unpack $DSC"
     patch -s -d "$SRC.tmp" -p1 <"$WIRING" ||
-        die "qemu-fork/wiring.patch does not apply to $(basename "$DSC")"
+        die "qemu-fork/$BASE/wiring.patch does not apply to $(basename "$DSC")"
     cp "$SRC.tmp/hw/char/trace-events" "$SRC.tmp/hw/char/trace-events.qemu"
     echo "$stamp" >"$SRC.tmp/.ringside-stamp"
     mv "$SRC.tmp" "$SRC"

@@ -42,6 +42,11 @@ static char *built_or_installed(char *built, const char *installed)
 char *rs_default_qemu(void)
 {
     g_autofree char *cache = rs_cache_dir();
+    const char *env = g_getenv("RINGSIDE_QEMU");
+
+    if (env && *env) {
+        return g_strdup(env);
+    }
 
     return built_or_installed(g_build_filename(cache, "qemu", "build",
                                                "qemu-system-x86_64", NULL),

@@ -89,7 +89,8 @@ guint64 rs_host_tsc_khz(void);
 /* Defaults for the paths: built in $RINGSIDE_CACHE (or ~/.cache/ringside),
  * else installed. */
 char *rs_cache_dir(void);
-/* The fork built in the cache, else the installed one. */
+/* $RINGSIDE_QEMU, else the fork built in the cache, else the installed
+ * one. */
 char *rs_default_qemu(void);
 void rs_guest_config_defaults(RsGuestConfig *cfg);
 void rs_guest_config_clear(RsGuestConfig *cfg);
