@@ -168,11 +168,8 @@ int rs_cmd_qemu(int argc, char **argv)
         usage_error("--keep expects 0 to 100000");
         return 2;
     }
-    if (!qemu && (v = g_getenv("RINGSIDE_QEMU")) && *v) {
-        qemu = g_strdup(v);
-    }
     if (!qemu) {
-        qemu = rs_default_qemu();
+        qemu = rs_default_qemu();      /* $RINGSIDE_QEMU first */
     }
     g_ptr_array_add(qargs, NULL);
 

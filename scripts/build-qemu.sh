@@ -28,7 +28,10 @@ while [ $# -gt 0 ]; do
     --sanitize) SANITIZE=1 ;;
     --prepare) PREPARE=1 ;;
     --configure-args) PRINT_ARGS=1 ;;
-    --base) BASE=${2:-}; shift ;;
+    --base)
+        [ $# -ge 2 ] || die "--base needs 7.2 or 10.0"
+        BASE=$2
+        shift ;;
     *) die "usage: build-qemu.sh [--base 7.2|10.0] [--sanitize|--prepare|--configure-args]" ;;
     esac
     shift

@@ -11,11 +11,6 @@
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(xmlDoc, xmlFreeDoc)
 
-char *rs_domxml_default_events(const char *name)
-{
-    return rs_events_libvirt_path(name);
-}
-
 static gboolean is_elem(xmlNode *n, const char *name, xmlNs *ns)
 {
     return n->type == XML_ELEMENT_NODE && !strcmp((const char *)n->name, name)
@@ -66,7 +61,6 @@ static xmlNode *new_child_attr(xmlNode *parent, xmlNs *ns, const char *name,
     xmlNewProp(n, BAD_CAST attr, BAD_CAST value);
     return n;
 }
-
 
 static gboolean is_events_chardev(const char *opts)
 {
@@ -135,20 +129,14 @@ static void remove_arg_pair(xmlNode *first)
     remove_node(first);
 }
 
-/* Remove the events -chardev pair; returns its options if there was one. */
-static char *take_events_chardev(xmlNode *cmd, xmlNs *ns)
+/* Remove the events -chardev pair, if there is one. */
+static void remove_events_chardev(xmlNode *cmd, xmlNs *ns)
 {
     xmlNode *n = find_arg_pair(cmd, ns, "-chardev", NULL);
-    xmlChar *v = NULL;
-    char *opts;
 
-    if (!n) {
-        return NULL;
+    if (n) {
+        remove_arg_pair(n);
     }
-    opts = g_strdup(arg_value(next_elem(n), &v));
-    xmlFree(v);
-    remove_arg_pair(n);
-    return opts;
 }
 
 static xmlNode *serial0_override(xmlNode *override, xmlNs *ns)
@@ -299,7 +287,7 @@ static gboolean add_passthrough(xmlNode *root, xmlNs *ns,
 {
     xmlNode *cmd = child_or_new(root, "commandline", ns);
     xmlNode *override, *dev, *frontend;
-    g_autofree char *old = NULL, *path = NULL, *chardev = NULL;
+    g_autofree char *path = NULL, *chardev = NULL;
     guint i;
 
     for (i = 0; i < RS_N_FIRMWARE_DIRS; i++) {
@@ -308,7 +296,7 @@ static gboolean add_passthrough(xmlNode *root, xmlNs *ns,
             new_child_attr(cmd, ns, "arg", "value", rs_firmware_dirs[i]);
         }
     }
-    old = take_events_chardev(cmd, ns);
+    remove_events_chardev(cmd, ns);
     if (opt->events) {
         path = g_strdup(opt->events);
     } else {
@@ -321,7 +309,7 @@ static gboolean add_passthrough(xmlNode *root, xmlNs *ns,
             return FALSE;
         }
         path = opt->socket ? rs_domxml_default_socket(name) :
-               rs_domxml_default_events(name);
+               rs_events_libvirt_path(name);
     }
     chardev = events_chardev(path);
     if (!chardev) {
@@ -367,7 +355,7 @@ static void remove_passthrough(xmlNode *root, xmlNs *ns)
     guint i;
 
     if (cmd) {
-        g_free(take_events_chardev(cmd, ns));
+        remove_events_chardev(cmd, ns);
         for (i = 0; i < RS_N_FIRMWARE_DIRS; i++) {
             while ((n = find_arg_pair(cmd, ns, "-L", rs_firmware_dirs[i]))) {
                 remove_arg_pair(n);

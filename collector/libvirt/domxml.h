@@ -34,9 +34,10 @@ typedef struct {
     int memory_mib, vcpus;
 } RsDomSpec;
 
-/* The events file ringside libvirt-xml picks for domain @name. */
-char *rs_domxml_default_events(const char *name);
-/* ... and the socket, "unix:PATH", with --events-socket. */
+/*
+ * The socket, "unix:PATH", ringside libvirt-xml picks for domain @name
+ * with --events-socket (its events file: rs_events_libvirt_path()).
+ */
 char *rs_domxml_default_socket(const char *name);
 
 /* A complete domain: direct kernel boot, TCG, no disks; serial0 a pty
