@@ -10,7 +10,7 @@ if [ ! -x "$qemu" ]; then
     echo "1..0 # SKIP no QEMU $1 build (scripts/build-qemu.sh --base $1)"
     exit 0
 fi
+echo "# on QEMU $1: $qemu"
 shift
 export RINGSIDE_QEMU=$qemu
-echo "# on QEMU $1: $qemu"
 exec "$@"
