@@ -10,29 +10,33 @@
 # what ran.  Exit status 1 if anything was found.
 #
 # Usage: fuzz-migrate.sh [-n STREAMS] [-t SECONDS] [-j JOBS] [-s FIRST_SEED]
-#   (default 100000 streams, no time limit, 2 jobs, seeds from 1)
+#                        [-b 7.2|10.0]
+#   (default 100000 streams, no time limit, 2 jobs, seeds from 1, the fork
+#   on 7.2)
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-streams=100000 secs=0 jobs=2 seed0=1
-while getopts "n:t:j:s:" o; do
+streams=100000 secs=0 jobs=2 seed0=1 base=7.2
+while getopts "n:t:j:s:b:" o; do
     case $o in
     n) streams=$OPTARG ;;
     t) secs=$OPTARG ;;
     j) jobs=$OPTARG ;;
     s) seed0=$OPTARG ;;
-    *) die "usage: fuzz-migrate.sh [-n STREAMS] [-t SECONDS] [-j JOBS] [-s SEED]" ;;
+    b) base=$OPTARG ;;
+    *) die "usage: fuzz-migrate.sh [-n STREAMS] [-t SECONDS] [-j JOBS] [-s SEED] [-b 7.2|10.0]" ;;
     esac
 done
 [[ $streams =~ ^[0-9]+$ && $secs =~ ^[0-9]+$ && $jobs =~ ^[1-9][0-9]*$ &&
    $seed0 =~ ^[0-9]+$ ]] || die "STREAMS, SECONDS, JOBS and SEED are numbers"
+[[ $base == 7.2 || $base == 10.0 ]] || die "-b takes 7.2 or 10.0, not $base"
 
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 per=$(( (streams + jobs - 1) / jobs ))
 pids=()
 for j in $(seq 0 $((jobs - 1))); do
-    args=(--seed $((seed0 + j)) --json)
+    args=(--seed $((seed0 + j)) --json --base "$base")
     if [ "$secs" -gt 0 ]; then args+=(--seconds "$secs"); else args+=(--streams "$per"); fi
     nice python3 "$RINGSIDE_ROOT/tests/fuzz/migrate_fuzz.py" "${args[@]}" \
         >"$out/$j.out" 2>"$out/$j.err" &

@@ -66,8 +66,9 @@ class Sub:
 
 def vmdesc(stream):
     """The JSON layout QEMU appends to a migration stream (not to a
-    device-state save), or None."""
-    at = stream.rfind(b'{"page_size"')
+    device-state save), or None.  QEMU 10.0 opens it with the
+    configuration section, 7.2 with the page size."""
+    at = max(stream.rfind(b'{"configuration"'), stream.rfind(b'{"page_size"'))
     if at < 0:
         return None
     end = stream.find(b"\0", at)
