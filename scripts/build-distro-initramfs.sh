@@ -48,7 +48,7 @@
 set -euo pipefail
 
 prog=build-distro-initramfs
-# die, RINGSIDE_ROOT, RINGSIDE_CACHE
+# die, debian_mirror, RINGSIDE_ROOT, RINGSIDE_CACHE
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 trap 'die "unexpected failure (line $LINENO: $BASH_COMMAND)"' ERR
 
@@ -92,19 +92,6 @@ base_key=$({
 } | sha256sum | cut -c1-16)
 overlay_key=$(sha256sum <"${BASH_SOURCE[0]}" | cut -c1-16)
 
-# The mirror apt fetches bookworm's main component from.
-mirror() {
-	local uri
-	if [ -n "${RINGSIDE_DEBIAN_MIRROR:-}" ]; then
-		echo "$RINGSIDE_DEBIAN_MIRROR"
-		return
-	fi
-	uri=$(apt-get indextargets --format '$(RELEASE) $(COMPONENT) $(REPO_URI)' \
-		'Created-By: Packages' 2>/dev/null |
-		awk -v s="$suite" '$1 == s && $2 == "main" { print $3; exit }')
-	echo "${uri:-http://deb.debian.org/debian}"
-}
-
 # ---- debootstrap -----------------------------------------------------------
 t0=$(now)
 if [ -f "$base" ] && [ "$(cat "$base.key" 2>/dev/null)" = "$base_key" ]; then
@@ -125,7 +112,7 @@ else
 	rm -f "$base.key"
 	mkdir -p "$root/etc/dpkg/dpkg.cfg.d" "$out/debs"
 	echo "$nodoc" >"$root/etc/dpkg/dpkg.cfg.d/01-ringside-nodoc"
-	m=$(mirror)
+	m=$(debian_mirror)
 	echo "$prog: debootstrap $suite from $m (log: $log)" >&2
 	if ! debootstrap --variant=minbase --include="$include" \
 		--cache-dir="$out/debs" "$suite" "$root" "$m" >"$log" 2>&1; then

@@ -104,17 +104,6 @@ ensure_deb_src() {
     apt-get update -qq
 }
 
-# The archive the machine's own deb lines name (the first URI).
-debian_mirror() {
-    if [ -f /etc/apt/sources.list.d/debian.sources ]; then
-        sed -n 's/^URIs:[[:space:]]*\([^[:space:]]*\).*/\1/p' \
-            /etc/apt/sources.list.d/debian.sources | head -n1
-    else
-        sed -n 's/^deb[[:space:]]\+\(\[[^]]*\][[:space:]]\+\)\?\([^[:space:]]*\).*/\2/p' \
-            /etc/apt/sources.list 2>/dev/null | head -n1
-    fi
-}
-
 # apt with a private list of sources and its own lists and cache, so that
 # trixie's sources and bookworm-backports' meson never reach the machine's
 # apt: apt-get source qemu there still means bookworm's 7.2.

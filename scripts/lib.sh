@@ -45,6 +45,21 @@ install_if_changed() {
     return 1
 }
 
+# The Debian archive apt fetches bookworm's main component from, or
+# $RINGSIDE_DEBIAN_MIRROR; deb.debian.org if apt names none.
+debian_mirror() {
+    if [ -n "${RINGSIDE_DEBIAN_MIRROR:-}" ]; then
+        echo "$RINGSIDE_DEBIAN_MIRROR"
+        return
+    fi
+    local uri
+    # shellcheck disable=SC2016
+    uri=$(apt-get indextargets --format '$(RELEASE) $(COMPONENT) $(REPO_URI)' \
+        'Created-By: Packages' 2>/dev/null |
+        awk '$1 == "bookworm" && $2 == "main" { print $3; exit }')
+    echo "${uri:-http://deb.debian.org/debian}"
+}
+
 # Hash of the named files' contents (and their names), for cache stamps.
 content_hash() {
     local f
