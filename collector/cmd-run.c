@@ -316,8 +316,9 @@ int rs_cmd_run(int argc, char **argv)
         if (verdicts.problems) {
             printf(":%" G_GUINT64_FORMAT, verdicts.problems);
         }
-        if (verdicts.lines[7]) {
-            printf(" unchecked=%" G_GUINT64_FORMAT, verdicts.lines[7]);
+        if (verdicts.lines[RS_V_UNCHECKED]) {
+            printf(" unchecked=%" G_GUINT64_FORMAT,
+                   verdicts.lines[RS_V_UNCHECKED]);
         }
     }
     if (l1.present) {

@@ -353,6 +353,17 @@ static gboolean fast_lit(const char **p, const char *lit)
     return TRUE;
 }
 
+/* Reads {"v":N,"ev":"NAME" at *p, N a version this reader takes. */
+static gboolean fast_head(const char **p, rs_event ev)
+{
+    gint64 v;
+
+    return fast_lit(p, "{\"v\":") && fast_int(p, FALSE, &v) &&
+           v >= RS_EVENTS_VERSION_MIN && v <= RS_EVENTS_VERSION &&
+           fast_lit(p, ",\"ev\":\"") && fast_lit(p, rs_event_name(ev)) &&
+           fast_lit(p, "\"");
+}
+
 /*
  * "tx" and "wire" records are nearly all of a stream: those exactly as
  * the device writes them are read here without a JSON parser.  Anything
@@ -365,15 +376,13 @@ static gboolean parse_fast(RsEventStream *s, const char *line,
     const char *p = line;
     gint64 i, vt, ht, cpu, b, wt;
 
-    /* the versions whose tx and wire records are alike */
-    if (!fast_lit(&p, "{\"v\":3,") && !fast_lit(&p, "{\"v\":2,")) {
-        return FALSE;
-    }
-    if (fast_lit(&p, "\"ev\":\"tx\",\"i\":")) {
+    /* tx and wire records are alike in every version read */
+    if (fast_head(&p, RS_EV_TX)) {
         gboolean loop;
         RsTxByte tx;
 
-        if (!fast_int(&p, FALSE, &i) || !fast_lit(&p, ",\"vt\":") ||
+        if (!fast_lit(&p, ",\"i\":") || !fast_int(&p, FALSE, &i) ||
+            !fast_lit(&p, ",\"vt\":") ||
             !fast_int(&p, FALSE, &vt) || !fast_lit(&p, ",\"ht\":") ||
             !fast_int(&p, TRUE, &ht) || !fast_lit(&p, ",\"cpu\":") ||
             !fast_int(&p, TRUE, &cpu) || !fast_lit(&p, ",\"b\":") ||
@@ -397,50 +406,324 @@ static gboolean parse_fast(RsEventStream *s, const char *line,
         *ok = add_tx(s, &tx, error);
         return TRUE;
     }
-    if (fast_lit(&p, "\"ev\":\"wire\",\"i\":")) {
-        if (!fast_int(&p, FALSE, &i) || !fast_lit(&p, ",\"wt\":") ||
-            !fast_int(&p, FALSE, &wt) || strcmp(p, "}")) {
+    p = line;
+    if (fast_head(&p, RS_EV_WIRE)) {
+        if (!fast_lit(&p, ",\"i\":") || !fast_int(&p, FALSE, &i) ||
+            !fast_lit(&p, ",\"wt\":") || !fast_int(&p, FALSE, &wt) ||
+            strcmp(p, "}")) {
             return FALSE;
         }
-        *ok = account_byte(s, "wire", i, wt, FALSE, error);
+        *ok = account_byte(s, rs_event_name(RS_EV_WIRE), i, wt, FALSE,
+                           error);
         return TRUE;
     }
     return FALSE;
 }
 
-static gboolean parse_line(RsEventStream *s, JsonParser *parser,
-                           const char *line, GError **error)
+/*
+ * One handler per event type: FALSE for a malformed record, with @error
+ * set or left for parse_line to say so.
+ */
+typedef struct {
+    JsonObject *o;
+    gint64 v;           /* its schema version */
+    GError **error;
+} EventRecord;
+typedef gboolean (*EventHandler)(RsEventStream *s, const EventRecord *r);
+
+static gboolean ev_tx(RsEventStream *s, const EventRecord *r)
+{
+    RsTxByte tx;
+
+    if (!parse_tx(r->o, &tx)) {
+        return FALSE;
+    }
+    if (tx.loopback) {
+        guint64 u = tx.index;
+
+        g_array_append_val(s->offwire, u);
+    }
+    return add_tx(s, &tx, r->error);
+}
+
+static gboolean ev_loop(RsEventStream *s, const EventRecord *r)
+{
+    gint64 n;
+    guint64 u;
+
+    if (!member_int(r->o, "i", 0, G_MAXINT64, &n)) {
+        return FALSE;
+    }
+    u = n;
+    g_array_append_val(s->offwire, u);
+    s->notx_loop++;
+    return TRUE;
+}
+
+static gboolean ev_lost(RsEventStream *s, const EventRecord *r)
+{
+    gint64 n;
+
+    if (!member_int(r->o, "events", 1, G_MAXINT64, &n)) {
+        return FALSE;
+    }
+    s->lost_events += n;
+    return TRUE;
+}
+
+/* "wire", "overrun" and "cleared": what became of byte i. */
+static gboolean ev_byte(RsEventStream *s, JsonObject *o, const char *ev,
+                        GError **error)
+{
+    gboolean wire = g_str_equal(ev, rs_event_name(RS_EV_WIRE));
+    gboolean cleared = g_str_equal(ev, rs_event_name(RS_EV_CLEARED));
+    gint64 i, wt = 0, refused = 0, byte;
+
+    if (!member_int(o, "i", 0, G_MAXINT64, &i) ||
+        (wire && !member_int(o, "wt", 0, G_MAXINT64, &wt)) ||
+        (wire && !member_opt(o, "refused", 0, 1, &refused, NULL)) ||
+        (cleared && !member_opt(o, "b", 0, 255, &byte, NULL))) {
+        return FALSE;
+    }
+    if (!account_byte(s, ev, i, wt, refused, error)) {
+        return FALSE;
+    }
+    if (cleared) {
+        guint64 u = i;
+
+        g_array_append_val(s->cleared, u);
+    }
+    return TRUE;
+}
+
+static gboolean ev_wire(RsEventStream *s, const EventRecord *r)
+{
+    return ev_byte(s, r->o, rs_event_name(RS_EV_WIRE), r->error);
+}
+
+static gboolean ev_overrun(RsEventStream *s, const EventRecord *r)
+{
+    return ev_byte(s, r->o, rs_event_name(RS_EV_OVERRUN), r->error);
+}
+
+static gboolean ev_cleared(RsEventStream *s, const EventRecord *r)
+{
+    return ev_byte(s, r->o, rs_event_name(RS_EV_CLEARED), r->error);
+}
+
+static gboolean ev_line(RsEventStream *s, const EventRecord *r)
+{
+    RsLineVerdict lv;
+    RsTxByte *b;
+
+    if (!parse_line_verdict(r->o, &lv)) {
+        return FALSE;
+    }
+    /* Kept here: a follower forgets bytes of lines it has shown. */
+    b = rs_event_stream_byte(s, lv.first);
+    if (b && !lv.has_stamp) {
+        lv.first_vt_ns = b->vt_ns;
+        lv.cpu = b->cpu;
+    }
+    g_array_append_val(s->lines, lv);
+    return TRUE;
+}
+
+static gboolean ev_record(RsEventStream *s, const EventRecord *r)
+{
+    RsRecordVerdict rv;
+
+    if (!parse_record_verdict(r->o, &rv)) {
+        return FALSE;
+    }
+    g_array_append_val(s->records, rv);
+    return TRUE;
+}
+
+static gboolean ev_ring(RsEventStream *s, const EventRecord *r)
+{
+    if (!member_str(r->o, "state", s->ring_state, sizeof(s->ring_state))) {
+        return FALSE;
+    }
+    if (!member_str(r->o, "via", s->ring_via, sizeof(s->ring_via))) {
+        s->ring_via[0] = '\0';
+    }
+    if (!member_str(r->o, "osrelease", s->osrelease, sizeof(s->osrelease))) {
+        s->osrelease[0] = '\0';
+    }
+    return TRUE;
+}
+
+static gboolean ev_summary(RsEventStream *s, const EventRecord *r)
+{
+    gint64 n;
+
+    if (!member_str(r->o, "reason", s->summary_reason,
+                    sizeof(s->summary_reason)) ||
+        !parse_counts(s->summary_counts, r->o, "lines", "") ||
+        !parse_counts(s->summary_counts, r->o, "records", "") ||
+        !member_opt(r->o, "prefix", -1, 7, &n, NULL)) {
+        return FALSE;
+    }
+    s->prefix = json_object_has_member(r->o, "prefix") ? (int)n : -1;
+    s->saw_summary = TRUE;
+    return TRUE;
+}
+
+static gboolean ev_handshake(RsEventStream *s, const EventRecord *r)
+{
+    gint64 n;
+
+    if (!member_int(r->o, "note", 0, G_MAXINT64, &n)) {
+        return FALSE;
+    }
+    s->saw_handshake = TRUE;
+    s->handshake_note = n;
+    return TRUE;
+}
+
+static gboolean ev_bracket(RsEventStream *s, const EventRecord *r)
+{
+    RsBracket b;
+
+    if (!parse_bracket(r->o, &b)) {
+        return FALSE;
+    }
+    g_array_append_val(s->brackets, b);
+    return TRUE;
+}
+
+static gboolean ev_l1_record(RsEventStream *s, const EventRecord *r)
+{
+    RsRecordVerdict rv;
+
+    if (!parse_record_verdict(r->o, &rv)) {
+        return FALSE;
+    }
+    g_array_append_val(s->l1_records, rv);
+    return TRUE;
+}
+
+static void l1_summary_put(RsEventStream *s, const char *key, gint64 n)
+{
+    g_hash_table_insert(s->l1_summary, g_strdup(key),
+                        g_memdup2(&n, sizeof(n)));
+}
+
+static gboolean ev_l1_summary(RsEventStream *s, const EventRecord *r)
+{
+    gint64 takeovers, unattributed, user = 0, untrusted = 0;
+    gboolean has_untrusted;
+
+    g_hash_table_remove_all(s->l1_summary);
+    if (!parse_counts(s->l1_summary, r->o, "brackets", "bracket-") ||
+        !parse_counts(s->l1_summary, r->o, "records", "record-") ||
+        !member_int(r->o, "takeovers", 0, G_MAXINT64, &takeovers) ||
+        !member_int(r->o, "unattributed", 0, G_MAXINT64, &unattributed) ||
+        !member_opt(r->o, "user", 0, G_MAXINT64, &user, NULL) ||
+        !member_opt(r->o, "untrusted", 0, G_MAXINT64, &untrusted,
+                    &has_untrusted)) {
+        return FALSE;
+    }
+    l1_summary_put(s, "takeovers", takeovers);
+    l1_summary_put(s, "unattributed", unattributed);
+    l1_summary_put(s, "user", user);
+    if (has_untrusted) {
+        l1_summary_put(s, "untrusted", untrusted);
+    }
+    s->saw_l1_summary = TRUE;
+    return TRUE;
+}
+
+static gboolean ev_resume(RsEventStream *s, const EventRecord *r)
+{
+    gint64 n;
+
+    if (!member_int(r->o, "tx", 0, G_MAXINT64, &n) || s->tx->len) {
+        g_set_error(r->error, RS_ERROR, RS_ERROR_BAD_INPUT,
+                    "malformed or late \"resume\" record");
+        return FALSE;
+    }
+    s->resume_index = n;
+    return TRUE;
+}
+
+static gboolean ev_start(RsEventStream *s, const EventRecord *r)
+{
+    s->saw_start = TRUE;
+    s->version = r->v;
+    s->paced = g_strcmp0(json_object_get_string_member_with_default(
+                             r->o, "pace", "off"), "line") == 0;
+    return TRUE;
+}
+
+/* Types with no handler ("connected") carry nothing the stream keeps. */
+static const EventHandler event_handlers[RS_EV_COUNT] = {
+    [RS_EV_START] = ev_start,
+    [RS_EV_RESUME] = ev_resume,
+    [RS_EV_TX] = ev_tx,
+    [RS_EV_WIRE] = ev_wire,
+    [RS_EV_LOOP] = ev_loop,
+    [RS_EV_OVERRUN] = ev_overrun,
+    [RS_EV_CLEARED] = ev_cleared,
+    [RS_EV_LINE] = ev_line,
+    [RS_EV_RECORD] = ev_record,
+    [RS_EV_RING] = ev_ring,
+    [RS_EV_SUMMARY] = ev_summary,
+    [RS_EV_HANDSHAKE] = ev_handshake,
+    [RS_EV_BRACKET] = ev_bracket,
+    [RS_EV_L1_RECORD] = ev_l1_record,
+    [RS_EV_L1_SUMMARY] = ev_l1_summary,
+    [RS_EV_LOST] = ev_lost,
+};
+
+/* The record's object with its version checked, or NULL. */
+static JsonObject *parse_object(RsEventStream *s, JsonParser *parser,
+                                const char *line, gint64 *v, GError **error)
 {
     g_autoptr(GError) json_error = NULL;
     JsonObject *o;
+
+    if (!json_parser_load_from_data(parser, line, -1, &json_error)) {
+        g_set_error(error, RS_ERROR, RS_ERROR_BAD_INPUT, "not JSON: %s",
+                    json_error->message);
+        return NULL;
+    }
+    if (!JSON_NODE_HOLDS_OBJECT(json_parser_get_root(parser))) {
+        g_set_error(error, RS_ERROR, RS_ERROR_BAD_INPUT, "not a JSON object");
+        return NULL;
+    }
+    o = json_node_get_object(json_parser_get_root(parser));
+    if (!member_int(o, "v", 0, G_MAXINT32, v)) {
+        g_set_error(error, RS_ERROR, RS_ERROR_BAD_INPUT,
+                    "no schema version \"v\"");
+        return NULL;
+    }
+    if (*v < RS_EVENTS_VERSION_MIN || *v > RS_EVENTS_VERSION ||
+        (s->version && *v != s->version)) {
+        g_set_error(error, RS_ERROR, RS_ERROR_BAD_INPUT,
+                    "schema version %" G_GINT64_FORMAT " (this ringside reads "
+                    "versions %d to %d, one per stream)", *v,
+                    RS_EVENTS_VERSION_MIN, RS_EVENTS_VERSION);
+        return NULL;
+    }
+    return o;
+}
+
+static gboolean parse_line(RsEventStream *s, JsonParser *parser,
+                           const char *line, GError **error)
+{
+    JsonObject *o;
     const char *ev;
-    gint64 v, n;
+    gint64 v;
     gboolean ok;
+    int k;
 
     if (parse_fast(s, line, &ok, error)) {
         return ok;
     }
-    if (!json_parser_load_from_data(parser, line, -1, &json_error)) {
-        g_set_error(error, RS_ERROR, RS_ERROR_BAD_INPUT, "not JSON: %s",
-                    json_error->message);
-        return FALSE;
-    }
-    if (!JSON_NODE_HOLDS_OBJECT(json_parser_get_root(parser))) {
-        g_set_error(error, RS_ERROR, RS_ERROR_BAD_INPUT, "not a JSON object");
-        return FALSE;
-    }
-    o = json_node_get_object(json_parser_get_root(parser));
-    if (!member_int(o, "v", 0, G_MAXINT32, &v)) {
-        g_set_error(error, RS_ERROR, RS_ERROR_BAD_INPUT,
-                    "no schema version \"v\"");
-        return FALSE;
-    }
-    if (v < RS_EVENTS_SCHEMA_MIN || v > RS_EVENTS_SCHEMA_VERSION ||
-        (s->version && v != s->version)) {
-        g_set_error(error, RS_ERROR, RS_ERROR_BAD_INPUT,
-                    "schema version %" G_GINT64_FORMAT " (this ringside reads "
-                    "versions %d to %d, one per stream)", v,
-                    RS_EVENTS_SCHEMA_MIN, RS_EVENTS_SCHEMA_VERSION);
+    o = parse_object(s, parser, line, &v, error);
+    if (!o) {
         return FALSE;
     }
     ev = json_object_get_string_member_with_default(o, "ev", NULL);
@@ -448,186 +731,23 @@ static gboolean parse_line(RsEventStream *s, JsonParser *parser,
         g_set_error(error, RS_ERROR, RS_ERROR_BAD_INPUT, "no event type \"ev\"");
         return FALSE;
     }
-
-    if (g_str_equal(ev, "tx")) {
-        RsTxByte tx;
-
-        if (!parse_tx(o, &tx)) {
-            g_set_error(error, RS_ERROR, RS_ERROR_BAD_INPUT,
-                        "malformed \"tx\" record");
-            return FALSE;
-        }
-        if (tx.loopback) {
-            guint64 u = tx.index;
-
-            g_array_append_val(s->offwire, u);
-        }
-        return add_tx(s, &tx, error);
-    } else if (g_str_equal(ev, "loop")) {
-        guint64 u;
-
-        if (!member_int(o, "i", 0, G_MAXINT64, &n)) {
-            g_set_error(error, RS_ERROR, RS_ERROR_BAD_INPUT,
-                        "malformed \"loop\" record");
-            return FALSE;
-        }
-        u = n;
-        g_array_append_val(s->offwire, u);
-        s->notx_loop++;
-    } else if (g_str_equal(ev, "lost")) {
-        if (!member_int(o, "events", 1, G_MAXINT64, &n)) {
-            g_set_error(error, RS_ERROR, RS_ERROR_BAD_INPUT,
-                        "malformed \"lost\" record");
-            return FALSE;
-        }
-        s->lost_events += n;
-    } else if (g_str_equal(ev, "wire") || g_str_equal(ev, "overrun") ||
-               g_str_equal(ev, "cleared")) {
-        gboolean wire = g_str_equal(ev, "wire");
-        gboolean cleared = g_str_equal(ev, "cleared");
-        gint64 i, wt = 0, refused = 0, byte;
-
-        if (!member_int(o, "i", 0, G_MAXINT64, &i) ||
-            (wire && !member_int(o, "wt", 0, G_MAXINT64, &wt)) ||
-            (wire && !member_opt(o, "refused", 0, 1, &refused, NULL)) ||
-            (cleared && !member_opt(o, "b", 0, 255, &byte, NULL))) {
-            g_set_error(error, RS_ERROR, RS_ERROR_BAD_INPUT,
-                        "malformed \"%s\" record", ev);
-            return FALSE;
-        }
-        if (!account_byte(s, ev, i, wt, refused, error)) {
-            return FALSE;
-        }
-        if (cleared) {
-            guint64 u = i;
-
-            g_array_append_val(s->cleared, u);
-        }
-        return TRUE;
-    } else if (g_str_equal(ev, "line")) {
-        RsLineVerdict lv;
-        RsTxByte *b;
-
-        if (!parse_line_verdict(o, &lv)) {
-            g_set_error(error, RS_ERROR, RS_ERROR_BAD_INPUT,
-                        "malformed \"line\" record");
-            return FALSE;
-        }
-        /* Kept here: a follower forgets bytes of lines it has shown. */
-        b = rs_event_stream_byte(s, lv.first);
-        if (b && !lv.has_stamp) {
-            lv.first_vt_ns = b->vt_ns;
-            lv.cpu = b->cpu;
-        }
-        g_array_append_val(s->lines, lv);
-    } else if (g_str_equal(ev, "record")) {
-        RsRecordVerdict rv;
-
-        if (!parse_record_verdict(o, &rv)) {
-            g_set_error(error, RS_ERROR, RS_ERROR_BAD_INPUT,
-                        "malformed \"record\" record");
-            return FALSE;
-        }
-        g_array_append_val(s->records, rv);
-    } else if (g_str_equal(ev, "ring")) {
-        if (!member_str(o, "state", s->ring_state, sizeof(s->ring_state))) {
-            g_set_error(error, RS_ERROR, RS_ERROR_BAD_INPUT,
-                        "malformed \"ring\" record");
-            return FALSE;
-        }
-        if (!member_str(o, "via", s->ring_via, sizeof(s->ring_via))) {
-            s->ring_via[0] = '\0';
-        }
-        if (!member_str(o, "osrelease", s->osrelease, sizeof(s->osrelease))) {
-            s->osrelease[0] = '\0';
-        }
-    } else if (g_str_equal(ev, "summary")) {
-        if (!member_str(o, "reason", s->summary_reason,
-                        sizeof(s->summary_reason)) ||
-            !parse_counts(s->summary_counts, o, "lines", "") ||
-            !parse_counts(s->summary_counts, o, "records", "") ||
-            !member_opt(o, "prefix", -1, 7, &n, NULL)) {
-            g_set_error(error, RS_ERROR, RS_ERROR_BAD_INPUT,
-                        "malformed \"summary\" record");
-            return FALSE;
-        }
-        s->prefix = json_object_has_member(o, "prefix") ? (int)n : -1;
-        s->saw_summary = TRUE;
-    } else if (g_str_equal(ev, "handshake")) {
-        if (!member_int(o, "note", 0, G_MAXINT64, &n)) {
-            g_set_error(error, RS_ERROR, RS_ERROR_BAD_INPUT,
-                        "malformed \"handshake\" record");
-            return FALSE;
-        }
-        s->saw_handshake = TRUE;
-        s->handshake_note = n;
-    } else if (g_str_equal(ev, "bracket")) {
-        RsBracket b;
-
-        if (!parse_bracket(o, &b)) {
-            g_set_error(error, RS_ERROR, RS_ERROR_BAD_INPUT,
-                        "malformed \"bracket\" record");
-            return FALSE;
-        }
-        g_array_append_val(s->brackets, b);
-    } else if (g_str_equal(ev, "l1-record")) {
-        RsRecordVerdict rv;
-
-        if (!parse_record_verdict(o, &rv)) {
-            g_set_error(error, RS_ERROR, RS_ERROR_BAD_INPUT,
-                        "malformed \"l1-record\" record");
-            return FALSE;
-        }
-        g_array_append_val(s->l1_records, rv);
-    } else if (g_str_equal(ev, "l1-summary")) {
-        gint64 takeovers, unattributed, user = 0, untrusted = 0;
-        gboolean has_untrusted;
-
-        g_hash_table_remove_all(s->l1_summary);
-        if (!parse_counts(s->l1_summary, o, "brackets", "bracket-") ||
-            !parse_counts(s->l1_summary, o, "records", "record-") ||
-            !member_int(o, "takeovers", 0, G_MAXINT64, &takeovers) ||
-            !member_int(o, "unattributed", 0, G_MAXINT64, &unattributed) ||
-            !member_opt(o, "user", 0, G_MAXINT64, &user, NULL) ||
-            !member_opt(o, "untrusted", 0, G_MAXINT64, &untrusted,
-                        &has_untrusted)) {
-            g_set_error(error, RS_ERROR, RS_ERROR_BAD_INPUT,
-                        "malformed \"l1-summary\" record");
-            return FALSE;
-        }
-        g_hash_table_insert(s->l1_summary, g_strdup("takeovers"),
-                            g_memdup2(&takeovers, sizeof(takeovers)));
-        g_hash_table_insert(s->l1_summary, g_strdup("unattributed"),
-                            g_memdup2(&unattributed, sizeof(unattributed)));
-        g_hash_table_insert(s->l1_summary, g_strdup("user"),
-                            g_memdup2(&user, sizeof(user)));
-        if (has_untrusted) {
-            g_hash_table_insert(s->l1_summary, g_strdup("untrusted"),
-                                g_memdup2(&untrusted, sizeof(untrusted)));
-        }
-        s->saw_l1_summary = TRUE;
-    } else if (g_str_equal(ev, "resume")) {
-        if (!member_int(o, "tx", 0, G_MAXINT64, &n) || s->tx->len) {
-            g_set_error(error, RS_ERROR, RS_ERROR_BAD_INPUT,
-                        "malformed or late \"resume\" record");
-            return FALSE;
-        }
-        s->resume_index = n;
-    } else if (g_str_equal(ev, "start")) {
-        s->saw_start = TRUE;
-        s->version = v;
-        s->paced = g_strcmp0(json_object_get_string_member_with_default(
-                                 o, "pace", "off"), "line") == 0;
-    }
+    k = rs_name_index(rs_event_names, RS_EV_COUNT, ev);
     /* Other event types belong to later schema additions: skip them. */
-    return TRUE;
+    if (k < 0 || !event_handlers[k] ||
+        event_handlers[k](s, &(EventRecord) { o, v, error })) {
+        return TRUE;
+    }
+    if (error && !*error) {
+        g_set_error(error, RS_ERROR, RS_ERROR_BAD_INPUT,
+                    "malformed \"%s\" record", ev);
+    }
+    return FALSE;
 }
 
 gboolean rs_event_line_is_start(const char *line)
 {
     /* The device writes each record's members in one fixed order. */
-    return g_str_has_prefix(line, "{\"v\":3,\"ev\":\"start\"") ||
-           g_str_has_prefix(line, "{\"v\":2,\"ev\":\"start\"");
+    return fast_head(&line, RS_EV_START);
 }
 
 RsEventStream *rs_event_stream_new(void)

@@ -10,9 +10,10 @@
 #include <json-glib/json-glib.h>
 #include <stdint.h>
 
-#define RS_EVENTS_SCHEMA_VERSION 3
-/* The oldest version read: 2 has no per-line times, vCPUs or "loop". */
-#define RS_EVENTS_SCHEMA_MIN 2
+/* The schema's version and names, the device's own (RS_EVENTS_VERSION);
+ * the oldest read, RS_EVENTS_VERSION_MIN (2), has no per-line times, vCPUs
+ * or "loop". */
+#include "rslib-events.h"
 
 /* One byte the guest wrote to the transmit holding register. */
 typedef struct {

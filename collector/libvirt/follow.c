@@ -758,8 +758,8 @@ static void end_console_boot(RsFollower *f, const char *why,
                         "counters when last read over QMP:", f->boot, why,
                         f->console_lines);
     }
-    for (i = 0; i < RS_N_LINE_VERDICTS + RS_N_RECORD_VERDICTS; i++) {
-        const char *name = rs_report_verdict_name(i);
+    for (i = 0; i < RS_V_COUNT; i++) {
+        const char *name = rs_verdict_name(i);
         const gint64 *v = g_hash_table_lookup(f->qmp_counts, name);
         gint64 n = v ? *v : 0;
 
@@ -1241,8 +1241,8 @@ static gboolean on_qmp_poll(gpointer opaque)
     if (!f->dom || !f->running || f->events_path) {
         return G_SOURCE_CONTINUE;
     }
-    for (i = 0; i < RS_N_LINE_VERDICTS + RS_N_RECORD_VERDICTS; i++) {
-        const char *v = rs_report_verdict_name(i);
+    for (i = 0; i < RS_V_COUNT; i++) {
+        const char *v = rs_verdict_name(i);
         g_autofree char *prop = g_strdup_printf("verdict-%s", v);
         g_autofree char *val = rs_virt_qom_get(f->dom, RS_VIRT_DEVICE, prop,
                                              NULL);

@@ -6,17 +6,7 @@
 
 #include <string.h>
 
-/* In the device's order (hw/char/rslib-l1.h). */
-const char *const rs_bracket_verdicts[RS_N_BRACKET_VERDICTS] = {
-    "ok", "torn", "cut", "corrupt", "dropped-notice", "overwritten",
-    "bogus", "unchecked",
-};
-const char *const rs_l1_record_verdicts[RS_N_L1_RECORD_VERDICTS] = {
-    "delivered", "missing", "cut", "damaged", "dropped", "filtered",
-    "duplicate",
-};
-
-static const char *const bracket_notes[RS_N_BRACKET_VERDICTS] = {
+static const char *const bracket_notes[RS_B_COUNT] = {
     "", "whole, but other bytes reached the wire inside it",
     "only a prefix: the writer stopped or was taken over",
     "bytes differ from the record", "the kernel's own count",
@@ -24,7 +14,7 @@ static const char *const bracket_notes[RS_N_BRACKET_VERDICTS] = {
     "the kernel marked a record that is not in the ring",
     "no trusted ring to check it against",
 };
-static const char *const record_notes[RS_N_L1_RECORD_VERDICTS] = {
+static const char *const record_notes[RS_R_COUNT] = {
     "", "at a printed level, never on the wire",
     "only a prefix ever reached the wire",
     "only a damaged copy ever reached the wire",
@@ -54,7 +44,7 @@ void rs_l1_report_build(const RsEventStream *s, RsL1Report *r)
     for (i = 0; i < s->brackets->len; i++) {
         const RsBracket *b = &g_array_index(s->brackets, RsBracket, i);
 
-        k = rs_verdict_index(rs_bracket_verdicts, RS_N_BRACKET_VERDICTS,
+        k = rs_name_index(rs_l1_bracket_names, RS_B_COUNT,
                              b->verdict);
         if (k >= 0) {
             r->brackets[k] += b->run;
@@ -62,34 +52,37 @@ void rs_l1_report_build(const RsEventStream *s, RsL1Report *r)
         cpus |= 1ull << (b->cpu >= 0 && b->cpu < 63 ? b->cpu : 63);
     }
     r->cpus = __builtin_popcountll(cpus);
-    rs_verdict_count_records(s->l1_records, rs_l1_record_verdicts,
-                             RS_N_L1_RECORD_VERDICTS, r->records);
+    rs_verdict_count_records(s->l1_records, rs_l1_record_names,
+                             RS_R_COUNT, r->records);
     /* delivered and filtered records are only counted, in the summary */
     r->summary_agrees = s->saw_l1_summary;
     if (s->saw_l1_summary) {
-        r->records[0] = summary_count(s, "record-", "delivered", &found);
-        r->records[5] = summary_count(s, "record-", "filtered", &found);
+        r->records[RS_R_DELIVERED] = summary_count(
+            s, "record-", rs_l1_record_name(RS_R_DELIVERED), &found);
+        r->records[RS_R_FILTERED] = summary_count(
+            s, "record-", rs_l1_record_name(RS_R_FILTERED), &found);
         r->takeovers = summary_count(s, "", "takeovers", &found);
         r->unattributed = summary_count(s, "", "unattributed", &found);
         r->user = summary_count(s, "", "user", &found);
         r->untrusted = summary_count(s, "", "untrusted", &found);
-        for (k = 0; k < RS_N_BRACKET_VERDICTS; k++) {
-            if (summary_count(s, "bracket-", rs_bracket_verdicts[k],
+        for (k = 0; k < RS_B_COUNT; k++) {
+            if (summary_count(s, "bracket-", rs_l1_bracket_names[k],
                               &found) != r->brackets[k] || !found) {
                 r->summary_agrees = FALSE;
             }
         }
-        for (k = 1; k < RS_N_L1_RECORD_VERDICTS; k++) {
-            if (k != 5 && (summary_count(s, "record-",
-                                         rs_l1_record_verdicts[k], &found) !=
+        for (k = RS_R_DELIVERED + 1; k < RS_R_COUNT; k++) {
+            if (k != RS_R_FILTERED && (summary_count(s, "record-",
+                                         rs_l1_record_names[k], &found) !=
                            r->records[k] || !found)) {
                 r->summary_agrees = FALSE;
             }
         }
     }
-    r->problems = r->brackets[1] + r->brackets[3] + r->brackets[6] +
-                  r->records[1] + r->records[2] + r->records[3] +
-                  r->records[6];
+    r->problems = r->brackets[RS_B_TORN] + r->brackets[RS_B_CORRUPT] +
+                  r->brackets[RS_B_BOGUS] + r->records[RS_R_MISSING] +
+                  r->records[RS_R_CUT] + r->records[RS_R_DAMAGED] +
+                  r->records[RS_R_DUPLICATE];
 }
 
 void rs_l1_report_print(FILE *f, const RsEventStream *s, const RsL1Report *r)
@@ -101,7 +94,7 @@ void rs_l1_report_print(FILE *f, const RsEventStream *s, const RsL1Report *r)
     if (!r->present) {
         return;
     }
-    for (k = 0; k < RS_N_BRACKET_VERDICTS; k++) {
+    for (k = 0; k < RS_B_COUNT; k++) {
         total += r->brackets[k];
     }
     fprintf(f, "level 1: ");
@@ -117,15 +110,15 @@ void rs_l1_report_print(FILE *f, const RsEventStream *s, const RsL1Report *r)
             "no device summary (the guest had not stopped)");
     fprintf(f, "console records %13" G_GUINT64_FORMAT "  from %u vCPU%s\n",
             total, r->cpus, r->cpus == 1 ? "" : "s");
-    rs_verdict_print_rows(f, rs_bracket_verdicts, r->brackets, bracket_notes,
-                          RS_N_BRACKET_VERDICTS);
+    rs_verdict_print_rows(f, rs_l1_bracket_names, r->brackets, bracket_notes,
+                          RS_B_COUNT);
     if (r->untrusted) {
         fprintf(f, "    of them %" G_GUINT64_FORMAT " while level 0 "
                 "distrusted the ring\n", r->untrusted);
     }
     fprintf(f, "ring records\n");
-    rs_verdict_print_rows(f, rs_l1_record_verdicts, r->records, record_notes,
-                          RS_N_L1_RECORD_VERDICTS);
+    rs_verdict_print_rows(f, rs_l1_record_names, r->records, record_notes,
+                          RS_R_COUNT);
     fprintf(f, "  takeovers %16" G_GUINT64_FORMAT "  unattributed bytes %"
             G_GUINT64_FORMAT " (user space's lines %" G_GUINT64_FORMAT ")\n",
             r->takeovers, r->unattributed, r->user);
@@ -193,11 +186,11 @@ void rs_l1_report_print_json(FILE *f, const RsL1Report *r)
         return;
     }
     fputs(",\"l1\":{\"brackets\":", f);
-    rs_verdict_print_json_counts(f, rs_bracket_verdicts, r->brackets,
-                                 RS_N_BRACKET_VERDICTS);
+    rs_verdict_print_json_counts(f, rs_l1_bracket_names, r->brackets,
+                                 RS_B_COUNT);
     fputs(",\"records\":", f);
-    rs_verdict_print_json_counts(f, rs_l1_record_verdicts, r->records,
-                                 RS_N_L1_RECORD_VERDICTS);
+    rs_verdict_print_json_counts(f, rs_l1_record_names, r->records,
+                                 RS_R_COUNT);
     fprintf(f, ",\"takeovers\":%" G_GUINT64_FORMAT ",\"unattributed\":%"
             G_GUINT64_FORMAT ",\"user\":%" G_GUINT64_FORMAT ",\"cpus\":%u,"
             "\"summary_agrees\":%s,\"problems\":%" G_GUINT64_FORMAT "}",

@@ -11,15 +11,12 @@
 
 #include <stdio.h>
 
-extern const char *const rs_bracket_verdicts[];
-extern const char *const rs_l1_record_verdicts[];
-#define RS_N_BRACKET_VERDICTS   8
-#define RS_N_L1_RECORD_VERDICTS 7
-
+/* Brackets counted by rs_l1_bracket_verdict, records by
+ * rs_l1_record_verdict (rslib-events.h). */
 typedef struct {
     gboolean present;       /* the kernel bracketed its records */
-    guint64 brackets[RS_N_BRACKET_VERDICTS];
-    guint64 records[RS_N_L1_RECORD_VERDICTS];
+    guint64 brackets[RS_B_COUNT];
+    guint64 records[RS_R_COUNT];
     guint64 takeovers, unattributed;
     guint64 user;       /* lines of bytes outside any bracket */
     /* unchecked brackets marked while level 0 distrusted the ring */

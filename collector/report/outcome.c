@@ -26,7 +26,7 @@ const char *const rs_class_names[RS_N_CLASSES] = {
 
 int rs_class_from_name(const char *name)
 {
-    return rs_verdict_index(rs_class_names, RS_N_CLASSES, name);
+    return rs_name_index(rs_class_names, RS_N_CLASSES, name);
 }
 
 static gboolean line_has(const RsLine *l, const char *needle)
@@ -68,7 +68,7 @@ RsGuestEnd rs_guest_end(const RsGuestResult *res, const RsTranscript *t)
 
 static guint64 line_count(const RsVerdictReport *v, const char *name)
 {
-    int k = rs_verdict_index(rs_line_verdicts, RS_N_LINE_VERDICTS, name);
+    int k = rs_name_index(rs_verdict_names, RS_V_LINE_COUNT, name);
 
     return k < 0 ? 0 : v->lines[k];
 }
@@ -77,9 +77,9 @@ static guint64 l1_count(const RsL1Report *l1, gboolean record,
                         const char *name)
 {
     int k = record ?
-        rs_verdict_index(rs_l1_record_verdicts, RS_N_L1_RECORD_VERDICTS,
+        rs_name_index(rs_l1_record_names, RS_R_COUNT,
                          name) :
-        rs_verdict_index(rs_bracket_verdicts, RS_N_BRACKET_VERDICTS, name);
+        rs_name_index(rs_l1_bracket_names, RS_B_COUNT, name);
 
     if (k < 0 || !l1->present) {
         return 0;
@@ -181,13 +181,13 @@ gboolean rs_outcome_judge(const RsGuestResult *res, RsGuestEnd expect,
         o->duplicated = l1_count(&o->l1, TRUE, "duplicate");
         o->dropped = l1_count(&o->l1, TRUE, "dropped");
     } else {
-        o->lost = o->v.records[0];
+        o->lost = o->v.records[RS_REC(RS_V_MISSING)];
         o->torn = line_count(&o->v, "torn");
         o->corrupt = line_count(&o->v, "corrupt") +
                      line_count(&o->v, "unmatched");
         o->duplicated = line_count(&o->v, "duplicate") +
                         line_count(&o->v, "reordered");
-        o->dropped = o->v.records[2];
+        o->dropped = o->v.records[RS_REC(RS_V_DROPPED)];
     }
 
     if (o->end == RS_END_QEMU_ERROR || s->lost_events || s->index_gaps) {
@@ -226,7 +226,7 @@ void rs_outcome_json(GString *out, const RsOutcome *o)
                            rs_class_names[o->klass], rs_end_names[o->end],
                            o->panic_line ? "true" : "false", o->wire_bytes,
                            o->lines, o->lost, o->torn, o->corrupt,
-                           o->duplicated, o->dropped, o->v.lines[0],
+                           o->duplicated, o->dropped, o->v.lines[RS_V_OK],
                            o->l1.present ? "true" : "false",
                            o->faithful ? "true" : "false",
                            o->unfaithful_why);

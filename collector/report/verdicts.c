@@ -3,26 +3,21 @@
 
 #include <string.h>
 
-const char *const rs_line_verdicts[RS_N_LINE_VERDICTS] = {
-    "ok", "corrupt", "torn", "duplicate", "reordered", "unmatched",
-    "dropped-notice", "unchecked", "overwritten", "user", "replayed", "notice",
-};
-const char *const rs_record_verdicts[RS_N_RECORD_VERDICTS] = {
-    "missing", "filtered", "dropped",
-};
-
-const char *rs_report_verdict_name(int k)
-{
-    return k < RS_N_LINE_VERDICTS ? rs_line_verdicts[k] :
-           rs_record_verdicts[k - RS_N_LINE_VERDICTS];
-}
-
 gboolean rs_verdict_is_problem(const char *v)
 {
-    int k = rs_verdict_index(rs_line_verdicts, RS_N_LINE_VERDICTS, v);
+    int k = rs_name_index(rs_verdict_names, RS_V_COUNT, v);
 
-    /* corrupt, torn, duplicate, reordered, unmatched; missing records */
-    return (k >= 1 && k <= 5) || g_strcmp0(v, rs_record_verdicts[0]) == 0;
+    switch (k) {
+    case RS_V_CORRUPT:
+    case RS_V_TORN:
+    case RS_V_DUPLICATE:
+    case RS_V_REORDERED:
+    case RS_V_UNMATCHED:
+    case RS_V_MISSING:
+        return TRUE;
+    default:
+        return FALSE;
+    }
 }
 
 static gint cmp_i64(gconstpointer a, gconstpointer b)
@@ -88,7 +83,7 @@ void rs_verdict_report_build(const RsEventStream *s, RsVerdictReport *r)
     for (i = 0; i < s->lines->len; i++) {
         const RsLineVerdict *lv = &g_array_index(s->lines, RsLineVerdict, i);
 
-        k = rs_verdict_index(rs_line_verdicts, RS_N_LINE_VERDICTS,
+        k = rs_name_index(rs_verdict_names, RS_V_LINE_COUNT,
                              lv->verdict);
         if (k >= 0) {
             r->lines[k]++;
@@ -100,19 +95,19 @@ void rs_verdict_report_build(const RsEventStream *s, RsVerdictReport *r)
         r->user_vouched += !strcmp(lv->why, "vouched");
         r->user_ambiguous += !strcmp(lv->why, "ambiguous");
     }
-    rs_verdict_count_records(s->records, rs_record_verdicts,
-                             RS_N_RECORD_VERDICTS, r->records);
+    rs_verdict_count_records(s->records, (rs_verdict_names + RS_V_MISSING),
+                             RS_V_RECORD_COUNT, r->records);
     /* filtered records are only counted, in the summary */
     r->summary_agrees = s->saw_summary;
     r->prefix = s->prefix;
     if (s->saw_summary) {
         const gint64 *f = g_hash_table_lookup(s->summary_counts, "filtered");
 
-        r->records[1] = f ? (guint64)*f : 0;
-        for (k = 0; k < RS_N_LINE_VERDICTS + RS_N_RECORD_VERDICTS; k++) {
-            const char *name = rs_report_verdict_name(k);
-            guint64 mine = k < RS_N_LINE_VERDICTS ? r->lines[k] :
-                r->records[k - RS_N_LINE_VERDICTS];
+        r->records[RS_REC(RS_V_FILTERED)] = f ? (guint64)*f : 0;
+        for (k = 0; k < RS_V_COUNT; k++) {
+            const char *name = rs_verdict_name(k);
+            guint64 mine = k < RS_V_LINE_COUNT ? r->lines[k] :
+                r->records[RS_REC(k)];
             const gint64 *theirs = g_hash_table_lookup(s->summary_counts,
                                                        name);
 
@@ -122,18 +117,18 @@ void rs_verdict_report_build(const RsEventStream *s, RsVerdictReport *r)
             }
         }
     }
-    for (k = 0; k < RS_N_LINE_VERDICTS; k++) {
-        r->problems += rs_verdict_is_problem(rs_line_verdicts[k]) ?
+    for (k = 0; k < RS_V_LINE_COUNT; k++) {
+        r->problems += rs_verdict_is_problem(rs_verdict_names[k]) ?
                        r->lines[k] : 0;
     }
-    for (k = 0; k < RS_N_RECORD_VERDICTS; k++) {
-        r->problems += rs_verdict_is_problem(rs_record_verdicts[k]) ?
+    for (k = 0; k < RS_V_RECORD_COUNT; k++) {
+        r->problems += rs_verdict_is_problem(rs_verdict_names[RS_V_MISSING + k]) ?
                        r->records[k] : 0;
     }
     build_latency(s, r);
 }
 
-static const char *const line_notes[RS_N_LINE_VERDICTS] = {
+static const char *const line_notes[RS_V_LINE_COUNT] = {
     "", "a record's line with bytes changed, lost or added",
     "bytes of two records interleaved", "a record printed again",
     "a record printed after a later one", "no record explains it",
@@ -144,7 +139,7 @@ static const char *const line_notes[RS_N_LINE_VERDICTS] = {
     "the console's own line: a replay notice, early perf warning, "
     "one the guest stopped in",
 };
-static const char *const record_notes[RS_N_RECORD_VERDICTS] = {
+static const char *const record_notes[RS_V_RECORD_COUNT] = {
     "in the ring, never on the console", "below the console loglevel",
     "counted in a dropped notice",
 };
@@ -189,7 +184,7 @@ void rs_verdict_report_print(FILE *f, const RsEventStream *s,
     guint i, shown;
     int k;
 
-    for (k = 0; k < RS_N_LINE_VERDICTS; k++) {
+    for (k = 0; k < RS_V_LINE_COUNT; k++) {
         total += r->lines[k];
     }
     fprintf(f, "ring: %s", s->ring_state[0] ? s->ring_state : "never seen");
@@ -205,8 +200,8 @@ void rs_verdict_report_print(FILE *f, const RsEventStream *s,
              "DEVICE SUMMARY DIFFERS from its events") :
             "no device summary (the guest had not stopped)");
     fprintf(f, "console lines %15" G_GUINT64_FORMAT "\n", total);
-    for (k = 0; k < RS_N_LINE_VERDICTS; k++) {
-        fprintf(f, "  %-16s %10" G_GUINT64_FORMAT, rs_line_verdicts[k],
+    for (k = 0; k < RS_V_LINE_COUNT; k++) {
+        fprintf(f, "  %-16s %10" G_GUINT64_FORMAT, rs_verdict_names[k],
                 r->lines[k]);
         if (k == 0 && r->lat_n) {
             fprintf(f, "  latency ms: min %.3f  p50 %.3f  p99 %.3f  max %.3f"
@@ -224,8 +219,8 @@ void rs_verdict_report_print(FILE *f, const RsEventStream *s,
         fputc('\n', f);
     }
     fprintf(f, "ring records not on the console\n");
-    rs_verdict_print_rows(f, rs_record_verdicts, r->records, record_notes,
-                          RS_N_RECORD_VERDICTS);
+    rs_verdict_print_rows(f, (rs_verdict_names + RS_V_MISSING), r->records, record_notes,
+                          RS_V_RECORD_COUNT);
     for (i = 0, shown = 0; i < s->lines->len && shown < RS_DETAIL_MAX;
          i++) {
         const RsLineVerdict *lv = &g_array_index(s->lines, RsLineVerdict, i);
@@ -282,7 +277,7 @@ void rs_verdict_report_print(FILE *f, const RsEventStream *s,
         }
         fputc('\n', f);
     }
-    if (r->prefix == 0 && r->lines[9]) {
+    if (r->prefix == 0 && r->lines[RS_V_USER]) {
         fputs("  (the console prints no timestamp: printk.time=0.  Level 0 "
               "then tells user\n   space's lines from the kernel's by "
               "content alone, and a kernel line damaged\n   past recognition "
@@ -314,8 +309,9 @@ void rs_verdict_report_print(FILE *f, const RsEventStream *s,
     if (r->problems) {
         fprintf(f, " (%" G_GUINT64_FORMAT ")", r->problems);
     }
-    if (r->lines[7]) {
-        fprintf(f, ", %" G_GUINT64_FORMAT " lines unchecked", r->lines[7]);
+    if (r->lines[RS_V_UNCHECKED]) {
+        fprintf(f, ", %" G_GUINT64_FORMAT " lines unchecked",
+                r->lines[RS_V_UNCHECKED]);
     }
     fputc('\n', f);
 }
@@ -328,11 +324,11 @@ void rs_verdict_report_print_json(FILE *f, const RsEventStream *s,
             "\"lines\":", s->ring_state[0] ? s->ring_state : "",
             s->saw_summary ? "true" : "false",
             r->summary_agrees ? "true" : "false");
-    rs_verdict_print_json_counts(f, rs_line_verdicts, r->lines,
-                                 RS_N_LINE_VERDICTS);
+    rs_verdict_print_json_counts(f, rs_verdict_names, r->lines,
+                                 RS_V_LINE_COUNT);
     fputs(",\"records\":", f);
-    rs_verdict_print_json_counts(f, rs_record_verdicts, r->records,
-                                 RS_N_RECORD_VERDICTS);
+    rs_verdict_print_json_counts(f, (rs_verdict_names + RS_V_MISSING), r->records,
+                                 RS_V_RECORD_COUNT);
     fprintf(f, ",\"problems\":%" G_GUINT64_FORMAT ",\"fifo_reset_lines\":%"
             G_GUINT64_FORMAT ",\"user_stamped\":{\"vouched\":%"
             G_GUINT64_FORMAT ",\"ambiguous\":%" G_GUINT64_FORMAT "}"

@@ -12,21 +12,18 @@
 
 #include <stdio.h>
 
-/* Line verdicts, then record verdicts, in the device's order. */
-extern const char *const rs_line_verdicts[];
-extern const char *const rs_record_verdicts[];
-#define RS_N_LINE_VERDICTS      12
-#define RS_N_RECORD_VERDICTS    3
-
-/* Verdict @k of line verdicts followed by record verdicts. */
-const char *rs_report_verdict_name(int k);
+/*
+ * The verdicts are rslib-events.h's: line verdicts, counted in lines[] by
+ * rs_verdict, then record verdicts, counted in records[RS_REC(v)].
+ */
+#define RS_REC(v)       ((v) - RS_V_MISSING)
 
 /* Whether a line or record verdict counts as a problem. */
 gboolean rs_verdict_is_problem(const char *v);
 
 typedef struct {
-    guint64 lines[RS_N_LINE_VERDICTS];
-    guint64 records[RS_N_RECORD_VERDICTS];  /* missing, filtered, dropped */
+    guint64 lines[RS_V_LINE_COUNT];
+    guint64 records[RS_V_RECORD_COUNT];  /* missing, filtered, dropped */
     guint64 problems;   /* corrupt + torn + duplicate + reordered +
                          * unmatched lines, missing records */
     /* problem lines holding bytes the guest's own transmit FIFO reset

@@ -3,18 +3,6 @@
 
 #include <string.h>
 
-int rs_verdict_index(const char *const *names, int n, const char *v)
-{
-    int i;
-
-    for (i = 0; i < n; i++) {
-        if (!strcmp(names[i], v)) {
-            return i;
-        }
-    }
-    return -1;
-}
-
 void rs_verdict_count_records(const GArray *records,
                               const char *const *names, int n,
                               guint64 *counts)
@@ -26,7 +14,7 @@ void rs_verdict_count_records(const GArray *records,
         const RsRecordVerdict *rv = &g_array_index(records, RsRecordVerdict,
                                                    i);
 
-        k = rs_verdict_index(names, n, rv->verdict);
+        k = rs_name_index(names, n, rv->verdict);
         if (k >= 0) {
             counts[k] += rv->count;
         }

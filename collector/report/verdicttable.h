@@ -14,9 +14,6 @@
 /* Damaged lines and records listed in detail by the reports, at most. */
 #define RS_DETAIL_MAX   10
 
-/* The index of verdict name v in names[0..n), or -1. */
-int rs_verdict_index(const char *const *names, int n, const char *v);
-
 /*
  * Add the count of each RsRecordVerdict in @records to @counts[k], k the
  * index of its verdict in names[0..n); other verdicts are not counted.

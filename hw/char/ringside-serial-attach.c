@@ -398,11 +398,10 @@ static void attach_from_text(RingsideSerialState *s, const char *text,
     if (rc != RS_OK) {
         attach_set_state(s, RS_RING_UNTRUSTED);
         attach_log_cause(s, "VMCOREINFO note does not describe a ring", why);
-        ringside_events_printf(s, "{\"v\":%d,\"ev\":\"ring\",\"state\":"
-                               "\"untrusted\",\"via\":\"%s\",\"note\":%"
-                               PRIu64 ",\"why\":\"%.100s\"}\n",
-                               RINGSIDE_EVENTS_VERSION, via, note_gpa,
-                               attach_json_safe(why));
+        ringside_event(s, RS_EV_RING, ",\"state\":"
+                       "\"untrusted\",\"via\":\"%s\",\"note\":%"
+                       PRIu64 ",\"why\":\"%.100s\"", via, note_gpa,
+                       attach_json_safe(why));
         return;
     }
     memcpy(s->note_text, text, len);
@@ -412,13 +411,13 @@ static void attach_from_text(RingsideSerialState *s, const char *text,
     /* The guest wrote osrelease: keep it to characters JSON takes as is. */
     g_strcanon(s->vmci.osrelease, G_CSET_A_2_Z G_CSET_a_2_z G_CSET_DIGITS
                "._+-~", '?');
-    ringside_events_printf(s, "{\"v\":%d,\"ev\":\"ring\",\"state\":"
-                           "\"attached\",\"via\":\"%s\",\"note\":%" PRIu64
-                           ",\"osrelease\":\"%s\",\"descs\":%" PRIu64
-                           ",\"data_bytes\":%" PRIu64 ",\"next_seq\":%"
-                           PRIu64 "}\n", RINGSIDE_EVENTS_VERSION, via,
-                           note_gpa, s->vmci.osrelease, s->ring.count,
-                           s->ring.data_size, next);
+    ringside_event(s, RS_EV_RING, ",\"state\":"
+                   "\"attached\",\"via\":\"%s\",\"note\":%" PRIu64
+                   ",\"osrelease\":\"%s\",\"descs\":%" PRIu64
+                   ",\"data_bytes\":%" PRIu64 ",\"next_seq\":%"
+                   PRIu64, via,
+                   note_gpa, s->vmci.osrelease, s->ring.count,
+                   s->ring.data_size, next);
     ringside_verify_attached(s, resumed);
     /*
      * Level 0's replay of the lines from before the ring may have found
@@ -481,9 +480,8 @@ void ringside_attach_restart(RingsideSerialState *s, const char *why)
 {
     attach_set_state(s, RS_RING_NONE);
     s->scan_gpa = 0;
-    ringside_events_printf(s, "{\"v\":%d,\"ev\":\"ring\",\"state\":"
-                           "\"none\",\"why\":\"%s\"}\n",
-                           RINGSIDE_EVENTS_VERSION, why);
+    ringside_event(s, RS_EV_RING, ",\"state\":"
+                   "\"none\",\"why\":\"%s\"", why);
     timer_mod(s->ring_timer,
               qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL) + RING_PROBE_NS);
 }
@@ -496,10 +494,10 @@ void ringside_attach_untrusted(RingsideSerialState *s, const char *why)
     attach_set_state(s, RS_RING_UNTRUSTED);
     attach_log_cause(s, why, NULL);
     g_strlcpy(buf, why, sizeof(buf));
-    ringside_events_printf(s, "{\"v\":%d,\"ev\":\"ring\",\"state\":"
-                           "\"untrusted\",\"note\":%" PRIu64
-                           ",\"why\":\"%s\"}\n", RINGSIDE_EVENTS_VERSION,
-                           s->note_gpa, attach_json_safe(buf));
+    ringside_event(s, RS_EV_RING, ",\"state\":"
+                   "\"untrusted\",\"note\":%" PRIu64
+                   ",\"why\":\"%s\"",
+                   s->note_gpa, attach_json_safe(buf));
 }
 
 static void attach_post_load(RingsideSerialState *s);
@@ -822,14 +820,13 @@ static bool attach_adopt(RingsideSerialState *s, const char *text,
     g_strcanon(s->vmci.osrelease, G_CSET_A_2_Z G_CSET_a_2_z G_CSET_DIGITS
                "._+-~", '?');
     rs_ring_next_seq(&s->ring, &next);
-    ringside_events_printf(s, "{\"v\":%d,\"ev\":\"ring\",\"state\":"
-                           "\"attached\",\"via\":\"announce\",\"note\":%"
-                           PRIu64 ",\"osrelease\":\"%s\",\"descs\":%"
-                           PRIu64 ",\"data_bytes\":%" PRIu64
-                           ",\"next_seq\":%" PRIu64 ",\"kept\":1}\n",
-                           RINGSIDE_EVENTS_VERSION, note_gpa,
-                           s->vmci.osrelease, s->ring.count,
-                           s->ring.data_size, next);
+    ringside_event(s, RS_EV_RING, ",\"state\":"
+                   "\"attached\",\"via\":\"announce\",\"note\":%"
+                   PRIu64 ",\"osrelease\":\"%s\",\"descs\":%"
+                   PRIu64 ",\"data_bytes\":%" PRIu64
+                   ",\"next_seq\":%" PRIu64 ",\"kept\":1", note_gpa,
+                   s->vmci.osrelease, s->ring.count,
+                   s->ring.data_size, next);
     return true;
 }
 

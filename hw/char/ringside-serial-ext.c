@@ -190,11 +190,10 @@ static void ext_bracket_event(RingsideSerialState *s,
                              " marked by cpu %d is not in the ring",
                              bi->seq, bi->cpu);
     }
-    ringside_events_printf(s, "{\"v\":%d,\"ev\":\"bracket\",\"verdict\":"
-                           "\"%s\",\"seq\":%" PRIu64 ",\"cpu\":%d,\"vt\":%"
-                           PRId64 ",\"len\":%u%s}\n",
-                           RINGSIDE_EVENTS_VERSION, name, bi->seq, bi->cpu,
-                           bi->vt, bi->len, extra);
+    ringside_event(s, RS_EV_BRACKET, ",\"verdict\":"
+                   "\"%s\",\"seq\":%" PRIu64 ",\"cpu\":%d,\"vt\":%"
+                   PRId64 ",\"len\":%u%s", name, bi->seq, bi->cpu,
+                   bi->vt, bi->len, extra);
 }
 
 static void ext_record(void *opaque, const rs_l1_record_info *ri)
@@ -207,10 +206,10 @@ static void ext_record(void *opaque, const rs_l1_record_info *ri)
         return;                 /* counted only */
     }
     ringside_ext_flush(s);
-    ringside_events_printf(s, "{\"v\":%d,\"ev\":\"l1-record\",\"verdict\":"
-                           "\"%s\",\"seq\":%" PRIu64 ",\"count\":%" PRIu64
-                           ",\"level\":%d}\n", RINGSIDE_EVENTS_VERSION,
-                           name, ri->seq, ri->count, ri->level);
+    ringside_event(s, RS_EV_L1_RECORD, ",\"verdict\":"
+                   "\"%s\",\"seq\":%" PRIu64 ",\"count\":%" PRIu64
+                   ",\"level\":%d",
+                   name, ri->seq, ri->count, ri->level);
 }
 
 /* ---- the window ---- */
@@ -228,9 +227,8 @@ static void ext_announce(RingsideSerialState *s, int cpu, uint32_t cmd)
     trace_ringside_serial_announce(note, cpu);
     s->ext_note = note;
     s->ext_announced = true;
-    ringside_events_printf(s, "{\"v\":%d,\"ev\":\"handshake\",\"note\":%"
-                           PRIu64 ",\"layout\":%u,\"cpu\":%d}\n",
-                           RINGSIDE_EVENTS_VERSION, note, layout, cpu);
+    ringside_event(s, RS_EV_HANDSHAKE, ",\"note\":%"
+                   PRIu64 ",\"layout\":%u,\"cpu\":%d", note, layout, cpu);
     ringside_attach_announced(s);
 }
 
@@ -376,8 +374,8 @@ void ringside_ext_finish(RingsideSerialState *s)
     }
     rs_l1_finish(&s->l1);
     ringside_ext_flush(s);
-    ringside_events_printf(s,
-        "{\"v\":%d,\"ev\":\"l1-summary\",\"brackets\":{\"ok\":%" PRIu64
+    ringside_event(s, RS_EV_L1_SUMMARY,
+        ",\"brackets\":{\"ok\":%" PRIu64
         ",\"torn\":%" PRIu64 ",\"cut\":%" PRIu64 ",\"corrupt\":%" PRIu64
         ",\"dropped-notice\":%" PRIu64 ",\"overwritten\":%" PRIu64
         ",\"bogus\":%" PRIu64 ",\"unchecked\":%" PRIu64 "},"
@@ -386,8 +384,7 @@ void ringside_ext_finish(RingsideSerialState *s)
         ",\"filtered\":%" PRIu64 ",\"duplicate\":%" PRIu64 "},"
         "\"takeovers\":%" PRIu64 ",\"unattributed\":%" PRIu64
         ",\"user\":%" PRIu64 ",\"under_budget\":%" PRIu64
-        ",\"untrusted\":%" PRIu64 "}\n",
-        RINGSIDE_EVENTS_VERSION, b[RS_B_OK], b[RS_B_TORN], b[RS_B_CUT],
+        ",\"untrusted\":%" PRIu64, b[RS_B_OK], b[RS_B_TORN], b[RS_B_CUT],
         b[RS_B_CORRUPT], b[RS_B_NOTICE], b[RS_B_OVERWRITTEN], b[RS_B_BOGUS],
         b[RS_B_UNCHECKED], r[RS_R_DELIVERED], r[RS_R_MISSING], r[RS_R_CUT],
         r[RS_R_DAMAGED], r[RS_R_DROPPED], r[RS_R_FILTERED],

@@ -161,10 +161,9 @@ static bool pace_send(RingsideSerialState *s, int64_t now, int64_t *wt)
     /* Unpaced, a byte on time is on the wire when written ("tx" says it). */
     if (s->tx_events || refused) {
         if (s->pace || refused || s->tsr_retries) {
-            ringside_events_printf(s, "{\"v\":%d,\"ev\":\"wire\",\"i\":%"
-                                   PRIu64 ",\"wt\":%" PRId64 "%s}\n",
-                                   RINGSIDE_EVENTS_VERSION, s->tsr_index,
-                                   *wt, refused ? ",\"refused\":1" : "");
+            ringside_event(s, RS_EV_WIRE, ",\"i\":%"
+                           PRIu64 ",\"wt\":%" PRId64 "%s", s->tsr_index,
+                           *wt, refused ? ",\"refused\":1" : "");
         }
     }
     /* What is judged is what reached the console: not overruns or refusals */
@@ -243,8 +242,7 @@ bool ringside_pace_thr_write(RingsideSerialState *s, uint8_t byte,
             qemu_log_mask(LOG_GUEST_ERROR, "ringside-serial: THR written "
                           "while the transmitter was full; byte lost\n");
         }
-        ringside_events_printf(s, "{\"v\":%d,\"ev\":\"overrun\",\"i\":%"
-                               PRIu64 "}\n", RINGSIDE_EVENTS_VERSION, index);
+        ringside_event(s, RS_EV_OVERRUN, ",\"i\":%" PRIu64, index);
         return false;
     }
     s->txq[(s->txq_head + s->txq_len) % RS_TX_FIFO] = byte;
@@ -329,11 +327,10 @@ void ringside_pace_write(RingsideSerialState *s, hwaddr addr, uint8_t val)
         bool had = s->txq_len;
 
         while (s->txq_len) {
-            ringside_events_printf(s, "{\"v\":%d,\"ev\":\"cleared\",\"i\":%"
-                                   PRIu64 ",\"b\":%u}\n",
-                                   RINGSIDE_EVENTS_VERSION,
-                                   s->txq_index[s->txq_head],
-                                   s->txq[s->txq_head]);
+            ringside_event(s, RS_EV_CLEARED, ",\"i\":%"
+                           PRIu64 ",\"b\":%u",
+                           s->txq_index[s->txq_head],
+                           s->txq[s->txq_head]);
             s->txq_head = (s->txq_head + 1) % RS_TX_FIFO;
             s->txq_len--;
             s->tx_cleared++;

@@ -29,11 +29,11 @@ static void verify_flush_record(RingsideSerialState *s)
     if (!p->count) {
         return;
     }
-    ringside_events_printf(s, "{\"v\":%d,\"ev\":\"record\",\"verdict\":"
-                           "\"%s\",\"seq\":%" PRIu64 ",\"count\":%" PRIu64
-                           ",\"level\":%d}\n", RINGSIDE_EVENTS_VERSION,
-                           rs_verdict_name(p->verdict), p->seq, p->count,
-                           p->level);
+    ringside_event(s, RS_EV_RECORD, ",\"verdict\":"
+                   "\"%s\",\"seq\":%" PRIu64 ",\"count\":%" PRIu64
+                   ",\"level\":%d",
+                   rs_verdict_name(p->verdict), p->seq, p->count,
+                   p->level);
     p->count = 0;
 }
 
@@ -136,11 +136,10 @@ static void verify_report(void *opaque, const rs_verdict_info *vi)
     }
     ringside_line_fields(s, stamp, sizeof(stamp), vi->first, vi->last,
                          vi->vt);
-    ringside_events_printf(s, "{\"v\":%d,\"ev\":\"line\",\"verdict\":\"%s\""
-                           ",\"first\":%" PRIu64 ",\"last\":%" PRIu64
-                           ",\"vt\":%" PRId64 "%s,\"len\":%u%s}\n",
-                           RINGSIDE_EVENTS_VERSION, name, vi->first, vi->last,
-                           vi->vt, stamp, vi->len, extra);
+    ringside_event(s, RS_EV_LINE, ",\"verdict\":\"%s\""
+                   ",\"first\":%" PRIu64 ",\"last\":%" PRIu64
+                   ",\"vt\":%" PRId64 "%s,\"len\":%u%s", name, vi->first,
+                   vi->last, vi->vt, stamp, vi->len, extra);
 }
 
 /*
@@ -192,8 +191,8 @@ static void verify_summary(RingsideSerialState *s, const char *reason)
     verify_flush_record(s);
     rs_match_latency(&s->match, &lat);
     trace_ringside_serial_summary(reason);
-    ringside_events_printf(s,
-        "{\"v\":%d,\"ev\":\"summary\",\"reason\":\"%s\",\"ring\":\"%s\","
+    ringside_event(s, RS_EV_SUMMARY,
+        ",\"reason\":\"%s\",\"ring\":\"%s\","
         "\"lines\":{\"ok\":%" PRIu64 ",\"corrupt\":%" PRIu64
         ",\"torn\":%" PRIu64 ",\"duplicate\":%" PRIu64
         ",\"reordered\":%" PRIu64 ",\"unmatched\":%" PRIu64
@@ -205,8 +204,7 @@ static void verify_summary(RingsideSerialState *s, const char *reason)
         "\"lat\":{\"n\":%" PRIu64 ",\"min\":%" PRId64 ",\"p50\":%" PRId64
         ",\"p99\":%" PRId64 ",\"max\":%" PRId64 ",\"negative\":%" PRIu64
         ",\"clock_offset\":%" PRId64 "},\"prefix\":%d,"
-        "\"under_budget\":%" PRIu64 "}\n",
-        RINGSIDE_EVENTS_VERSION, reason,
+        "\"under_budget\":%" PRIu64, reason,
         ringside_ring_state_names[s->ring_state],
         c[RS_V_OK], c[RS_V_CORRUPT], c[RS_V_TORN], c[RS_V_DUPLICATE],
         c[RS_V_REORDERED], c[RS_V_UNMATCHED], c[RS_V_NOTICE],

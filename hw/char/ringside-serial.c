@@ -43,12 +43,6 @@ static void ringside_events_flush(RingsideSerialState *s);
 /* ... and given up on (its queue dropped, counted) after this long. */
 #define EVENTS_STALL_MAX_NS     (10 * NANOSECONDS_PER_SECOND)
 
-/* Whether the record at @p is a "line" event: {"v":N,"ev":"line",... */
-static bool ringside_event_is_line(const char *p, size_t len)
-{
-    return memmem(p, MIN(len, 24), ",\"ev\":\"line\"", 12) != NULL;
-}
-
 static size_t ringside_events_queued(RingsideSerialState *s)
 {
     return s->queue->len - s->queue_head;
@@ -67,6 +61,23 @@ static gboolean ringside_events_writable(void *do_not_use, GIOCondition cond,
 static void ringside_events_retry(void *opaque)
 {
     ringside_events_flush(opaque);
+}
+
+/* {"v":N,"ev":"NAME" into @buf; its length. */
+static int ringside_event_head(char *buf, size_t size, rs_event ev)
+{
+    return snprintf(buf, size, "{\"v\":%d,\"ev\":\"%s\"", RS_EVENTS_VERSION,
+                    rs_event_name(ev));
+}
+
+/* Whether the queued record at @p (@len bytes left) is event @ev. */
+static bool ringside_event_queued_is(const guint8 *p, size_t len, rs_event ev)
+{
+    char head[64];
+    int n = ringside_event_head(head, sizeof(head), ev);
+
+    return n > 0 && len > (size_t)n && !memcmp(p, head, n) &&
+           (p[n] == ',' || p[n] == '}');
 }
 
 /*
@@ -89,8 +100,8 @@ static void ringside_events_give_up(RingsideSerialState *s)
     for (i = keep; i < n; i++) {
         records += p[i] == '\n';
         if (i == keep || p[i - 1] == '\n') {
-            s->unreported_lines += ringside_event_is_line((const char *)p + i,
-                                                          n - i);
+            s->unreported_lines += ringside_event_queued_is(p + i, n - i,
+                                                            RS_EV_LINE);
         }
     }
     s->events_written -= MIN(records, s->events_written);
@@ -171,10 +182,10 @@ static void ringside_events_flush(RingsideSerialState *s)
     timer_mod(s->events_retry, now + s->events_backoff_ns);
 }
 
-static void ringside_events_emit(RingsideSerialState *s, const char *line,
-                                 size_t len)
+static void ringside_events_emit(RingsideSerialState *s, rs_event ev,
+                                 const char *line, size_t len)
 {
-    bool is_line = ringside_event_is_line(line, len);
+    bool is_line = ev == RS_EV_LINE;
 
     s->lines_emitted += is_line;
     if (ringside_events_queued(s) + len > RINGSIDE_EVENTS_QUEUE_MAX) {
@@ -191,11 +202,12 @@ static void ringside_events_emit(RingsideSerialState *s, const char *line,
     }
 }
 
-void ringside_events_printf(RingsideSerialState *s, const char *fmt, ...)
+void ringside_event(RingsideSerialState *s, rs_event ev, const char *fields,
+                    ...)
 {
     char line[512];
     va_list ap;
-    int len;
+    int head, len;
 
     if (!qemu_chr_fe_backend_connected(&s->events)) {
         return;
@@ -207,34 +219,39 @@ void ringside_events_printf(RingsideSerialState *s, const char *fmt, ...)
 
         s->unreported_drops = 0;
         s->unreported_lines = 0;
-        len = snprintf(line, sizeof(line),
-                       "{\"v\":%d,\"ev\":\"lost\",\"events\":%" PRIu64
-                       ",\"lines\":%" PRIu64 "}\n",
-                       RINGSIDE_EVENTS_VERSION, lost, lost_lines);
-        ringside_events_emit(s, line, len);
+        len = ringside_event_head(line, sizeof(line), RS_EV_LOST);
+        len += snprintf(line + len, sizeof(line) - len, ",\"events\":%" PRIu64
+                        ",\"lines\":%" PRIu64 "}\n", lost, lost_lines);
+        ringside_events_emit(s, RS_EV_LOST, line, len);
     }
 
-    va_start(ap, fmt);
-    len = vsnprintf(line, sizeof(line), fmt, ap);
+    head = ringside_event_head(line, sizeof(line), ev);
+    va_start(ap, fields);
+    len = vsnprintf(line + head, sizeof(line) - head, fields, ap);
     va_end(ap);
-    if (len <= 0) {
+    if (len < 0) {
         return;
     }
-    if (!s->start_record && len > 0 && len < sizeof(line) &&
-        memmem(line, MIN(len, 24), ",\"ev\":\"start\"", 13)) {
-        s->start_record = g_strndup(line, len - (line[len - 1] == '\n'));
-    }
-    if (len >= sizeof(line)) {
+    len += head;
+    if (len + 2 >= sizeof(line)) {
         /* Counters the guest drives can make a summary this long. */
+        g_autofree char *body = NULL;
         g_autofree char *big = NULL;
 
-        va_start(ap, fmt);
-        big = g_strdup_vprintf(fmt, ap);
+        va_start(ap, fields);
+        body = g_strdup_vprintf(fields, ap);
         va_end(ap);
-        ringside_events_emit(s, big, strlen(big));
+        line[head] = '\0';
+        big = g_strconcat(line, body, "}\n", NULL);
+        ringside_events_emit(s, ev, big, strlen(big));
         return;
     }
-    ringside_events_emit(s, line, len);
+    line[len++] = '}';
+    if (ev == RS_EV_START && !s->start_record) {
+        s->start_record = g_strndup(line, len);
+    }
+    line[len++] = '\n';
+    ringside_events_emit(s, ev, line, len);
 }
 
 /*
@@ -253,11 +270,9 @@ static void ringside_line_emit_unchecked(RingsideSerialState *s,
     uint32_t len = l->n - 1 - l->cr;
 
     ringside_line_stamp_fields(l, fields, sizeof(fields), l->last, l->wt1);
-    ringside_events_printf(s, "{\"v\":%d,\"ev\":\"line\",\"verdict\":"
-                           "\"unchecked\",\"first\":%" PRIu64 ",\"last\":%"
-                           PRIu64 ",\"vt\":%" PRId64 "%s,\"len\":%u}\n",
-                           RINGSIDE_EVENTS_VERSION, l->first, l->last, l->wt1,
-                           fields, len);
+    ringside_event(s, RS_EV_LINE, ",\"verdict\":\"unchecked\",\"first\":%"
+                   PRIu64 ",\"last\":%" PRIu64 ",\"vt\":%" PRId64
+                   "%s,\"len\":%u", l->first, l->last, l->wt1, fields, len);
 }
 
 void ringside_line_byte(RingsideSerialState *s, uint8_t byte, uint64_t index,
@@ -373,17 +388,15 @@ static uint64_t ringside_record_tx(RingsideSerialState *s, uint8_t byte)
     }
     trace_ringside_serial_tx(i, vt, cpu, byte);
     if (events) {
-        ringside_events_printf(s,
-                               "{\"v\":%d,\"ev\":\"tx\",\"i\":%" PRIu64
-                               ",\"vt\":%" PRId64 ",\"ht\":%" PRId64
-                               ",\"cpu\":%d,\"b\":%u%s}\n",
-                               RINGSIDE_EVENTS_VERSION, i, vt,
-                               qemu_clock_get_ns(QEMU_CLOCK_HOST), cpu, byte,
-                               loop ? ",\"loop\":1" : "");
+        ringside_event(s, RS_EV_TX,
+                       ",\"i\":%" PRIu64
+                       ",\"vt\":%" PRId64 ",\"ht\":%" PRId64
+                       ",\"cpu\":%d,\"b\":%u%s", i, vt,
+                       qemu_clock_get_ns(QEMU_CLOCK_HOST), cpu, byte,
+                       loop ? ",\"loop\":1" : "");
     } else if (loop) {
         /* it gets an index and never reaches the console: say which */
-        ringside_events_printf(s, "{\"v\":%d,\"ev\":\"loop\",\"i\":%"
-                               PRIu64 "}\n", RINGSIDE_EVENTS_VERSION, i);
+        ringside_event(s, RS_EV_LOOP, ",\"i\":%" PRIu64, i);
     }
     /* It is judged once it leaves the wire (ringside-serial-pace.c). */
     return i;
@@ -948,9 +961,8 @@ static void ringside_events_event(void *opaque, QEMUChrEvent event)
     if (event != CHR_EVENT_OPENED || !s->start_record) {
         return;
     }
-    ringside_events_printf(s, "{\"v\":%d,\"ev\":\"connected\",\"lines\":%"
-                           PRIu64 ",\"start\":%s}\n", RINGSIDE_EVENTS_VERSION,
-                           s->lines_emitted, s->start_record);
+    ringside_event(s, RS_EV_CONNECTED, ",\"lines\":%" PRIu64 ",\"start\":%s",
+                   s->lines_emitted, s->start_record);
     timer_del(s->events_retry);
     s->events_backoff_ns = 0;
     s->events_stall_start = 0;
@@ -1014,11 +1026,9 @@ static void ringside_serial_realize(DeviceState *dev, Error **errp)
 
     qemu_chr_fe_set_handlers(&s->events, NULL, NULL, ringside_events_event,
                              NULL, s, NULL, true);
-    ringside_events_printf(s,
-                           "{\"v\":%d,\"ev\":\"start\",\"dev\":\"%s\""
-                           ",\"iobase\":%u,\"irq\":%u,\"pace\":\"%s\"}\n",
-                           RINGSIDE_EVENTS_VERSION, TYPE_RINGSIDE_SERIAL,
-                           s->iobase, s->isairq, s->pace ? "line" : "off");
+    ringside_event(s, RS_EV_START, ",\"dev\":\"%s\",\"iobase\":%u,"
+                   "\"irq\":%u,\"pace\":\"%s\"", TYPE_RINGSIDE_SERIAL,
+                   s->iobase, s->isairq, s->pace ? "line" : "off");
     if (s->ring_auto) {
         ringside_verify_realize(s);
         ringside_attach_realize(s);
@@ -1110,9 +1120,7 @@ static int ringside_serial_post_load(void *opaque, int version_id)
     /* lines begun before the save have no stamps */
     s->line_open = false;
     g_array_set_size(s->line_stamps, 0);
-    ringside_events_printf(s, "{\"v\":%d,\"ev\":\"resume\",\"tx\":%"
-                           PRIu64 "}\n", RINGSIDE_EVENTS_VERSION,
-                           s->tx_bytes);
+    ringside_event(s, RS_EV_RESUME, ",\"tx\":%" PRIu64, s->tx_bytes);
     return 0;
 }
 

@@ -21,13 +21,6 @@
 OBJECT_DECLARE_SIMPLE_TYPE(RingsideSerialState, RINGSIDE_SERIAL)
 
 /*
- * Version of the JSON Lines schema written to the events chardev.  3: a
- * console line's event says when its bytes were written and sent and by
- * which vCPU; the per-byte "tx" and "wire" records are opt-in (tx-events).
- */
-#define RINGSIDE_EVENTS_VERSION 3
-
-/*
  * Bound on records queued while the events backend is not writable.  At
  * about 80 bytes a record this holds some 50,000 bytes of console output.
  */
@@ -274,8 +267,12 @@ struct RingsideSerialState {
 };
 
 /* ringside-serial.c */
-void ringside_events_printf(RingsideSerialState *s, const char *fmt, ...)
-    G_GNUC_PRINTF(2, 3);
+/*
+ * Write event @ev: {"v":RS_EVENTS_VERSION,"ev":"NAME" then @fields (each
+ * ",\"member\":value", printf-style), then "}\n".
+ */
+void ringside_event(RingsideSerialState *s, rs_event ev, const char *fields,
+                    ...) G_GNUC_PRINTF(3, 4);
 /* Loading state: refuse it (names the field), leave fresh values behind. */
 int ringside_load_refuse(RingsideSerialState *s, const char *why);
 void ringside_load_forget(RingsideSerialState *s);

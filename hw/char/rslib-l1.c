@@ -17,49 +17,6 @@
 #include <string.h>
 #include "rslib-l1.h"
 
-static const char *const bracket_names[RS_B_COUNT] = {
-    [RS_B_OK] = "ok",
-    [RS_B_TORN] = "torn",
-    [RS_B_CUT] = "cut",
-    [RS_B_CORRUPT] = "corrupt",
-    [RS_B_NOTICE] = "dropped-notice",
-    [RS_B_OVERWRITTEN] = "overwritten",
-    [RS_B_BOGUS] = "bogus",
-    [RS_B_UNCHECKED] = "unchecked",
-};
-
-static const char *const record_names[RS_R_COUNT] = {
-    [RS_R_DELIVERED] = "delivered",
-    [RS_R_MISSING] = "missing",
-    [RS_R_CUT] = "cut",
-    [RS_R_DAMAGED] = "damaged",
-    [RS_R_DROPPED] = "dropped",
-    [RS_R_FILTERED] = "filtered",
-    [RS_R_DUPLICATE] = "duplicate",
-};
-
-static const char *const why_names[RS_L1_WHY_COUNT] = {
-    [RS_L1_WHY_NONE] = "",
-    [RS_L1_WHY_NO_RING] = "none",
-    [RS_L1_WHY_UNTRUSTED] = "untrusted",
-    [RS_L1_WHY_BUDGET] = "budget",
-};
-
-const char *rs_l1_why_name(rs_l1_why why)
-{
-    return why < RS_L1_WHY_COUNT ? why_names[why] : "?";
-}
-
-const char *rs_l1_bracket_name(rs_l1_bracket_verdict v)
-{
-    return v < RS_B_COUNT ? bracket_names[v] : "?";
-}
-
-const char *rs_l1_record_name(rs_l1_record_verdict v)
-{
-    return v < RS_R_COUNT ? record_names[v] : "?";
-}
-
 void rs_l1_init(rs_l1 *l, int loglevel, rs_l1_bracket_fn on_bracket,
                 rs_l1_record_fn on_record, void *opaque)
 {

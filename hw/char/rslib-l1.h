@@ -26,6 +26,7 @@
 #define RSLIB_L1_H
 
 #include "rslib-ring.h"
+#include "rslib-events.h"
 
 /*
  * Writers with their own brackets: accesses not made by a vCPU (cpu -1,
@@ -45,44 +46,6 @@
 /* Ring reads per skipped stretch; the rest is judged without reading. */
 #define RS_L1_SKIP_READS 4096
 
-typedef enum rs_l1_bracket_verdict {
-    RS_B_OK,            /* the record's console text, whole, contiguous */
-    RS_B_TORN,          /* whole, but other bytes reached the wire inside */
-    RS_B_CUT,           /* a prefix of it: the writer stopped or was
-                         * taken over */
-    RS_B_CORRUPT,       /* bytes differ from the record's text */
-    RS_B_NOTICE,        /* the kernel's "** N printk messages dropped **" */
-    RS_B_OVERWRITTEN,   /* the record left the ring before it could be
-                         * compared: counted as delivered, unverified */
-    RS_B_BOGUS,         /* the seq names no record in the ring */
-    RS_B_UNCHECKED,     /* no trusted ring to check against (why) */
-    RS_B_COUNT
-} rs_l1_bracket_verdict;
-
-/* Why a bracket is RS_B_UNCHECKED. */
-typedef enum rs_l1_why {
-    RS_L1_WHY_NONE,     /* it is not */
-    RS_L1_WHY_NO_RING,  /* no ring found (yet, or since it was lost) */
-    RS_L1_WHY_UNTRUSTED,    /* the ring is distrusted (rs_l1_distrust()) */
-    RS_L1_WHY_BUDGET,   /* the reader's budget ran out */
-    RS_L1_WHY_COUNT
-} rs_l1_why;
-
-typedef enum rs_l1_record_verdict {
-    RS_R_DELIVERED,     /* reached the wire whole (ok, torn, overwritten) */
-    RS_R_MISSING,       /* at a printed level, never on the wire */
-    RS_R_CUT,           /* only a prefix reached the wire */
-    RS_R_DAMAGED,       /* only a damaged copy reached the wire */
-    RS_R_DROPPED,       /* accounted for by a dropped notice */
-    RS_R_FILTERED,      /* below the console loglevel */
-    RS_R_DUPLICATE,     /* printed whole again */
-    RS_R_COUNT
-} rs_l1_record_verdict;
-
-const char *rs_l1_bracket_name(rs_l1_bracket_verdict v);
-const char *rs_l1_record_name(rs_l1_record_verdict v);
-/* "none", "untrusted", "budget"; "" for RS_L1_WHY_NONE */
-const char *rs_l1_why_name(rs_l1_why why);
 
 typedef struct rs_l1_frame {
     uint64_t seq;

@@ -42,46 +42,6 @@
 /* window[] slots: class in the low nibble, level + 1 in the high one */
 enum { W_NONE, W_SEEN, W_MISSING, W_FILTERED, W_DROPPED };
 
-static const char *const verdict_names[RS_V_COUNT] = {
-    [RS_V_OK] = "ok",
-    [RS_V_CORRUPT] = "corrupt",
-    [RS_V_TORN] = "torn",
-    [RS_V_DUPLICATE] = "duplicate",
-    [RS_V_REORDERED] = "reordered",
-    [RS_V_UNMATCHED] = "unmatched",
-    [RS_V_NOTICE] = "dropped-notice",
-    [RS_V_UNCHECKED] = "unchecked",
-    [RS_V_OVERWRITTEN] = "overwritten",
-    [RS_V_USER] = "user",
-    [RS_V_REPLAYED] = "replayed",
-    [RS_V_KNOTICE] = "notice",
-    [RS_V_MISSING] = "missing",
-    [RS_V_FILTERED] = "filtered",
-    [RS_V_DROPPED] = "dropped",
-};
-
-const char *rs_verdict_name(rs_verdict v)
-{
-    return (unsigned)v < RS_V_COUNT ? verdict_names[v] : "?";
-}
-
-static const char *const why_names[RS_WHY_COUNT] = {
-    [RS_WHY_NONE] = "",
-    [RS_WHY_VOUCHED] = "vouched",
-    [RS_WHY_AMBIGUOUS] = "ambiguous",
-    [RS_WHY_GAP] = "gap",
-    [RS_WHY_BUSY] = "busy",
-    [RS_WHY_GONE] = "gone",
-    [RS_WHY_NO_STAMP] = "no-stamp",
-    [RS_WHY_OVERLONG] = "overlong",
-    [RS_WHY_BOOTCONSOLE] = "bootconsole",
-};
-
-const char *rs_why_name(rs_why w)
-{
-    return (unsigned)w < RS_WHY_COUNT ? why_names[w] : "?";
-}
-
 /* A line to judge. */
 typedef struct line {
     const uint8_t *b;

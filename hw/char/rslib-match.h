@@ -21,6 +21,7 @@
 #define RSLIB_MATCH_H
 
 #include "rslib-ring.h"
+#include "rslib-events.h"
 
 /* Longest console line kept whole; longer lines are judged "unmatched". */
 #define RS_MATCH_LINE_MAX       1280
@@ -32,59 +33,6 @@
 #define RS_MATCH_SKIP_READS     4096
 /* Latency histogram: 16 linear steps per power of two. */
 #define RS_MATCH_HIST           1024
-
-typedef enum rs_verdict {
-    /* a console line */
-    RS_V_OK,            /* exactly what a record prints */
-    RS_V_CORRUPT,       /* a record's line with bytes changed/cut/added */
-    RS_V_TORN,          /* bytes of two records interleaved */
-    RS_V_DUPLICATE,     /* a record printed again */
-    RS_V_REORDERED,     /* a record printed after a later one */
-    RS_V_UNMATCHED,     /* no record explains it */
-    RS_V_NOTICE,        /* the kernel's "** N printk messages dropped **" */
-    RS_V_UNCHECKED,     /* no trusted ring to check it against */
-    RS_V_OVERWRITTEN,   /* its record was overwritten before it was done */
-    RS_V_USER,          /* not kernel output: user space wrote it */
-    /*
-     * A copy of a record an nbcon console's takeover made redundant: the
-     * line it cut, or a whole copy before "** replaying previous printk
-     * message **", whose record is printed again whole next.  Or the
-     * second copy of a message of the handover from a boot console to
-     * the console replacing it, which both print on a shared UART.
-     */
-    RS_V_REPLAYED,
-    RS_V_KNOTICE,       /* another line the console code writes: a replay
-                         * notice; perf's early_printk() */
-    /* a ring record that never reached the console */
-    RS_V_MISSING,
-    RS_V_FILTERED,      /* below the console loglevel */
-    RS_V_DROPPED,       /* counted in a NOTICE */
-    RS_V_COUNT
-} rs_verdict;
-
-const char *rs_verdict_name(rs_verdict v);
-
-/*
- * Why a line with the kernel's prefix that no record prints is user
- * space's or unmatched: whether the ring can vouch that no record prints
- * it.  It can when it still holds every record stamped around the line's
- * stamp and none has that stamp (user space stamps its console lines like
- * the kernel: journald's forwarding, for one).
- */
-typedef enum rs_why {
-    RS_WHY_NONE,
-    RS_WHY_VOUCHED,     /* USER: no record around its stamp prints it */
-    RS_WHY_AMBIGUOUS,   /* USER: a record has its stamp, prints otherwise */
-    RS_WHY_GAP,         /* UNMATCHED: a record around its stamp unreadable */
-    RS_WHY_BUSY,        /* UNMATCHED: more records around it than we read */
-    RS_WHY_GONE,        /* UNMATCHED: records before its stamp overwritten */
-    RS_WHY_NO_STAMP,    /* UNMATCHED: no time stamp to look it up by */
-    RS_WHY_OVERLONG,    /* UNMATCHED: longer than a line we keep */
-    RS_WHY_BOOTCONSOLE, /* REPLAYED: the boot console's copy at handover */
-    RS_WHY_COUNT
-} rs_why;
-
-const char *rs_why_name(rs_why w);
 
 typedef struct rs_verdict_info {
     rs_verdict verdict;

@@ -10,9 +10,9 @@
 # targets' time; the file under test keeps both.
 declare -A FUZZ_LIBS=(
     [ring]="ring vmci"
-    [match]="+ring +vmci match"
-    [l1]="+ring +vmci l1"
-    [state]="+ring +vmci match l1"
+    [match]="+events +ring +vmci match"
+    [l1]="+events +ring +vmci l1"
+    [state]="+events +ring +vmci match l1"
 )
 FUZZ_TARGETS=(ring match l1 state)
 
