@@ -9,6 +9,7 @@
 #include "errors.h"
 #include "fuzz/campaign.h"
 #include "fuzz/minimize.h"
+#include "guest/guestopts.h"
 
 #include <glib-unix.h>
 #include <glib/gstdio.h>
@@ -652,9 +653,9 @@ int rs_cmd_fuzz(int argc, char **argv)
 {
     g_autoptr(GError) error = NULL;
     g_autoptr(GOptionContext) ctx = NULL;
-    g_autofree char *kernel = NULL, *initrd = NULL, *qemu = NULL;
-    g_autofree char *out = NULL, *shard = NULL, *tests = NULL, *pace = NULL;
-    g_autofree char *minimize = NULL, *accel = NULL;
+    g_auto(RsGuestGiven) given = { 0 };
+    g_autofree char *out = NULL, *shard = NULL, *tests = NULL;
+    g_autofree char *minimize = NULL;
     gint64 seed = -1, cases = -1;
     int duration = -1, jobs = -1, cold = -1, timeout = 20, tries = 3;
     int memory = 256;
@@ -666,11 +667,11 @@ int rs_cmd_fuzz(int argc, char **argv)
     guint smps;
     int status = 2;
     const GOptionEntry entries[] = {
-        { "kernel", 'k', 0, G_OPTION_ARG_FILENAME, &kernel,
+        { "kernel", 'k', 0, G_OPTION_ARG_FILENAME, &given.kernel,
           "Guest bzImage (default: the cached project kernel)", "FILE" },
-        { "initrd", 0, 0, G_OPTION_ARG_FILENAME, &initrd,
+        { "initrd", 0, 0, G_OPTION_ARG_FILENAME, &given.initrd,
           "Initramfs (default: the cached project initramfs)", "FILE" },
-        { "qemu", 0, 0, G_OPTION_ARG_FILENAME, &qemu,
+        { "qemu", 0, 0, G_OPTION_ARG_FILENAME, &given.qemu,
           "QEMU fork binary (default: the cached build)", "FILE" },
         { "seed", 's', 0, G_OPTION_ARG_INT64, &seed,
           "Seed of the scenarios (default: from the clock, printed)", "N" },
@@ -688,10 +689,10 @@ int rs_cmd_fuzz(int argc, char **argv)
         { "tests", 0, 0, G_OPTION_ARG_STRING, &tests,
           "The module's cases to draw from (default "
           RS_SCENARIO_DEFAULT_TESTS ")", "LIST" },
-        { "pace", 0, 0, G_OPTION_ARG_STRING, &pace,
+        { "pace", 0, 0, G_OPTION_ARG_STRING, &given.pace,
           "off (default): the instant transmitter; line: 115200 baud",
           "off|line" },
-        { "accel", 0, 0, G_OPTION_ARG_STRING, &accel,
+        { "accel", 0, 0, G_OPTION_ARG_STRING, &given.accel,
           "QEMU accelerators (default tcg)", "LIST" },
         { "memory", 'm', 0, G_OPTION_ARG_INT, &memory,
           "Guest RAM in MiB (default 256)", "MIB" },
@@ -745,12 +746,17 @@ int rs_cmd_fuzz(int argc, char **argv)
         g_printerr("ringside fuzz: --tests: %s\n", error->message);
         return 2;
     }
-    if ((cases != -1 && cases < 1) || (duration != -1 && duration < 1) ||
-        (jobs != -1 && (jobs < 1 || jobs > 64)) || cold < -1 ||
-        timeout < 1 || tries < 1 || memory < 64 || memory > 65536) {
-        g_printerr("ringside fuzz: --cases, --duration, --timeout and "
-                   "--tries must be at least 1, --jobs 1..64, --cold at "
-                   "least 0, --memory 64..65536\n");
+    if ((cases != -1 && !rs_opt_range("--cases", cases, 1, 0, &error)) ||
+        (duration != -1 &&
+         !rs_opt_range("--duration", duration, 1, 0, &error)) ||
+        (jobs != -1 && !rs_opt_range("--jobs", jobs, 1, 64, &error)) ||
+        (cold != -1 && !rs_opt_range("--cold", cold, 0, -1, &error)) ||
+        !rs_opt_range("--timeout", timeout, 1, 0, &error) ||
+        !rs_opt_range("--tries", tries, 1, 0, &error) ||
+        !rs_opt_range("--memory", memory, RS_MEMORY_MIN, RS_MEMORY_MAX,
+                      &error) ||
+        !rs_opt_pace(given.pace, &error)) {
+        g_printerr("ringside fuzz: %s\n", error->message);
         return 2;
     }
     if (mode && strcmp(mode, "resident") && strcmp(mode, "process")) {
@@ -759,22 +765,12 @@ int rs_cmd_fuzz(int argc, char **argv)
     }
     f.resident = !mode || !strcmp(mode, "resident");
     f.ovh = g_array_new(FALSE, FALSE, sizeof(Overhead));
-    if (pace && strcmp(pace, "off") && strcmp(pace, "line")) {
-        g_printerr("ringside fuzz: --pace must be off or line\n");
-        return 2;
-    }
 
     rs_guest_config_defaults(&f.env.base);
-#define OVERRIDE(field, value) \
-    if (value) { g_free(f.env.base.field); \
-                 f.env.base.field = g_steal_pointer(&value); }
-    OVERRIDE(qemu, qemu);
-    OVERRIDE(kernel, kernel);
-    OVERRIDE(initrd, initrd);
-    OVERRIDE(accel, accel);
-#undef OVERRIDE
-    g_free(f.env.base.pace);
-    f.env.base.pace = g_strdup(pace ? pace : "off");
+    if (!given.pace) {
+        given.pace = g_strdup("off");
+    }
+    rs_guest_given_apply(&given, &f.env.base);
     f.env.base.timeout_s = timeout;
     f.env.base.memory_mib = memory;
     f.env.no_ram_file = TRUE;

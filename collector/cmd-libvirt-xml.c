@@ -8,6 +8,7 @@
 #include "commands.h"
 #include "errors.h"
 #include "guest/guest.h"
+#include "guest/guestopts.h"
 #include "libvirt/bootfiles.h"
 #include "libvirt/domxml.h"
 #include "libvirt/virt.h"
@@ -179,6 +180,7 @@ static char *existing_domain(virConnectPtr conn, const char *domain,
 
 static gboolean check_args(const XmlArgs *a, int argc)
 {
+    g_autoptr(GError) error = NULL;
     const char *bad = NULL;
 
     if ((a->new_name != NULL) + (a->domain != NULL) + (argc > 1) != 1) {
@@ -188,13 +190,11 @@ static gboolean check_args(const XmlArgs *a, int argc)
     } else if (a->new_name && (!*a->new_name || strchr(a->new_name, '/') ||
                                a->new_name[0] == '.')) {
         bad = "--new NAME: no '/', and not beginning with '.'";
-    } else if (a->pace && !g_str_equal(a->pace, "line") &&
-               !g_str_equal(a->pace, "off")) {
-        bad = "--pace must be line or off";
-    } else if (a->memory < 64 || a->memory > 65536) {
-        bad = "--memory must be 64..65536";
-    } else if (a->vcpus < 1 || a->vcpus > 64) {
-        bad = "--vcpus must be 1..64";
+    } else if (!rs_opt_pace(a->pace, &error) ||
+               !rs_opt_range("--memory", a->memory, RS_MEMORY_MIN,
+                             RS_MEMORY_MAX, &error) ||
+               !rs_opt_range("--vcpus", a->vcpus, 1, RS_SMP_MAX, &error)) {
+        bad = error->message;
     }
     if (bad) {
         g_printerr("ringside libvirt-xml: %s\n", bad);

@@ -8,6 +8,7 @@
 #include "errors.h"
 #include "events/events.h"
 #include "fuzz/fuzzrun.h"
+#include "guest/guestopts.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -112,8 +113,8 @@ int rs_cmd_replay(int argc, char **argv)
         g_printerr("ringside replay: expected one case file (try --help)\n");
         return 2;
     }
-    if (timeout < 1) {
-        g_printerr("ringside replay: --timeout must be at least 1\n");
+    if (!rs_opt_range("--timeout", timeout, 1, 0, &error)) {
+        g_printerr("ringside replay: %s\n", error->message);
         return 2;
     }
     if (!rs_scenario_load(argv[1], &rec.sc, &origin, &error)) {
@@ -142,8 +143,10 @@ int rs_cmd_replay(int argc, char **argv)
     g_free(env.base.pace);
     env.base.pace = g_strdup(v && !strcmp(v, "line") ? "line" : "off");
     v = g_hash_table_lookup(origin, "memory");
-    if (v && atoi(v) >= 64 && atoi(v) <= 65536) {
-        env.base.memory_mib = atoi(v);
+    if (v && !rs_origin_int(argv[1], "memory", v, RS_MEMORY_MIN,
+                            RS_MEMORY_MAX, &env.base.memory_mib, &error)) {
+        g_printerr("ringside replay: %s\n", error->message);
+        goto out;
     }
     env.base.timeout_s = timeout;
     env.jobs = 1;

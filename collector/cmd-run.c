@@ -10,6 +10,7 @@
 #include "events/transcript.h"
 #include "fuzz/scenario.h"
 #include "guest/guest.h"
+#include "guest/guestopts.h"
 #include "report/outcome.h"
 #include "report/verdicts.h"
 
@@ -92,6 +93,68 @@ static char *qemu_last_words(const char *path)
     return g_strdup(n ? lines[n - 1] : "(QEMU printed nothing)");
 }
 
+/*
+ * @cfg from the defaults, a case file's [origin] if --case names one, and
+ * then the options given (@smp, @memory, @timeout: -1 if not).
+ */
+static gboolean run_configure(RsGuestConfig *cfg, RsGuestGiven *given,
+                              int smp, int memory, int timeout,
+                              RsScenario *sc, gboolean *have_sc,
+                              GError **error)
+{
+    rs_guest_config_defaults(cfg);
+    if (given->case_name && rs_case_file_named(given->case_name)) {
+        g_autoptr(GHashTable) origin = NULL;
+        const char *file = given->case_name;
+        const char *v;
+
+        if (!rs_scenario_load(file, sc, &origin, error)) {
+            return FALSE;
+        }
+        *have_sc = TRUE;
+        /* The case's own kernel and settings, unless overridden. */
+        v = g_hash_table_lookup(origin, "kernel");
+        if (v && !given->kernel) {
+            given->kernel = g_strdup(v);
+        }
+        v = g_hash_table_lookup(origin, "pace");
+        if (v && !given->pace) {
+            given->pace = g_strdup(v);
+        }
+        v = g_hash_table_lookup(origin, "memory");
+        if (v && memory == -1 &&
+            !rs_origin_int(file, "memory", v, RS_MEMORY_MIN, RS_MEMORY_MAX,
+                           &memory, error)) {
+            return FALSE;
+        }
+        if (smp == -1) {
+            smp = sc->smp;
+        }
+        cfg->mailbox = rs_scenario_words(sc);
+        g_free(given->case_name);
+        given->case_name = g_strdup("fuzz");
+    }
+    if (given->oracle) {
+        char *words = g_strdup_printf("%s%sringside.oracle=ttyS1",
+                                      given->append ? given->append : "",
+                                      given->append ? " " : "");
+
+        g_free(given->append);
+        given->append = words;
+    }
+    rs_guest_given_apply(given, cfg);
+    if (smp != -1) {
+        cfg->smp = smp;
+    }
+    if (memory != -1) {
+        cfg->memory_mib = memory;
+    }
+    if (timeout != -1) {
+        cfg->timeout_s = timeout;
+    }
+    return rs_guest_config_check(cfg, error);
+}
+
 int rs_cmd_run(int argc, char **argv)
 {
     RsGuestConfig cfg = { 0 };
@@ -102,10 +165,8 @@ int rs_cmd_run(int argc, char **argv)
     g_autoptr(RsTranscript) t = NULL;
     RsVerdictReport verdicts;
     RsL1Report l1;
-    g_autofree char *qemu = NULL, *kernel = NULL, *initrd = NULL;
-    g_autofree char *case_name = NULL, *accel = NULL, *out = NULL;
+    g_auto(RsGuestGiven) given = { 0 };
     g_autofree char *journal = NULL;
-    g_autofree char *append = NULL, *pace = NULL, *oracle = NULL;
     gboolean quiet = FALSE;
     int smp = -1, memory = -1, timeout = -1;   /* -1: not given */
     RsScenario sc;
@@ -115,34 +176,34 @@ int rs_cmd_run(int argc, char **argv)
     guint i;
     int status = 1;
     const GOptionEntry entries[] = {
-        { "case", 'c', 0, G_OPTION_ARG_STRING, &case_name,
+        { "case", 'c', 0, G_OPTION_ARG_STRING, &given.case_name,
           "Case for the guest's /init (default sysrq-panic), or a case "
           "file that ringside fuzz saved", "NAME|FILE" },
-        { "kernel", 'k', 0, G_OPTION_ARG_FILENAME, &kernel,
+        { "kernel", 'k', 0, G_OPTION_ARG_FILENAME, &given.kernel,
           "Guest bzImage (default: the cached project kernel)", "FILE" },
-        { "initrd", 0, 0, G_OPTION_ARG_FILENAME, &initrd,
+        { "initrd", 0, 0, G_OPTION_ARG_FILENAME, &given.initrd,
           "Initramfs (default: the cached project initramfs)", "FILE" },
-        { "qemu", 0, 0, G_OPTION_ARG_FILENAME, &qemu,
+        { "qemu", 0, 0, G_OPTION_ARG_FILENAME, &given.qemu,
           "QEMU fork binary (default: the cached build)", "FILE" },
         { "smp", 0, 0, G_OPTION_ARG_INT, &smp, "vCPUs (default 2)", "N" },
         { "memory", 'm', 0, G_OPTION_ARG_INT, &memory,
           "Guest RAM in MiB (default 256)", "MIB" },
-        { "accel", 0, 0, G_OPTION_ARG_STRING, &accel,
+        { "accel", 0, 0, G_OPTION_ARG_STRING, &given.accel,
           "QEMU accelerators in order of preference (default tcg; "
           "kvm:tcg uses KVM where it works)", "LIST" },
         { "timeout", 't', 0, G_OPTION_ARG_INT, &timeout,
           "Seconds before a guest that has not ended is an error "
           "(default 120)", "S" },
-        { "pace", 0, 0, G_OPTION_ARG_STRING, &pace,
+        { "pace", 0, 0, G_OPTION_ARG_STRING, &given.pace,
           "line: the UART sends at the rate the guest programmed (default); "
           "off: as fast as QEMU can", "line|off" },
-        { "append", 0, 0, G_OPTION_ARG_STRING, &append,
+        { "append", 0, 0, G_OPTION_ARG_STRING, &given.append,
           "Extra kernel command line", "ARGS" },
-        { "oracle", 0, 0, G_OPTION_ARG_FILENAME, &oracle,
+        { "oracle", 0, 0, G_OPTION_ARG_FILENAME, &given.oracle,
           "A second UART (ttyS1) to FILE, to which /init copies the kernel "
           "log from /dev/kmsg before a poweroff (ringside.oracle=ttyS1)",
           "FILE" },
-        { "out", 'o', 0, G_OPTION_ARG_FILENAME, &out,
+        { "out", 'o', 0, G_OPTION_ARG_FILENAME, &given.outdir,
           "Directory for console.log, events.jsonl and qemu.log "
           "(default: a new directory under /tmp)", "DIR" },
         { "quiet", 'q', 0, G_OPTION_ARG_NONE, &quiet,
@@ -167,73 +228,9 @@ int rs_cmd_run(int argc, char **argv)
         return 2;
     }
 
-    rs_guest_config_defaults(&cfg);
-    if (case_name && rs_case_file_named(case_name)) {
-        g_autoptr(GHashTable) origin = NULL;
-        const char *v;
-
-        if (!rs_scenario_load(case_name, &sc, &origin, &error)) {
-            g_printerr("ringside run: %s\n", error->message);
-            goto out;
-        }
-        have_sc = TRUE;
-        /* The case's own kernel and settings, unless overridden. */
-        v = g_hash_table_lookup(origin, "kernel");
-        if (v && !kernel) {
-            kernel = g_strdup(v);
-        }
-        v = g_hash_table_lookup(origin, "pace");
-        if (v && !pace) {
-            pace = g_strdup(v);
-        }
-        v = g_hash_table_lookup(origin, "memory");
-        if (v && memory == -1) {
-            memory = atoi(v);
-        }
-        if (smp == -1) {
-            smp = sc.smp;
-        }
-        cfg.mailbox = rs_scenario_words(&sc);
-        g_free(case_name);
-        case_name = g_strdup("fuzz");
-    }
-    if (oracle) {
-        char *words = g_strdup_printf("%s%sringside.oracle=ttyS1",
-                                      append ? append : "",
-                                      append ? " " : "");
-
-        g_free(append);
-        append = words;
-    }
-#define OVERRIDE(field, value) \
-    if (value) { g_free(cfg.field); cfg.field = g_steal_pointer(&value); }
-    OVERRIDE(qemu, qemu);
-    OVERRIDE(kernel, kernel);
-    OVERRIDE(initrd, initrd);
-    OVERRIDE(case_name, case_name);
-    OVERRIDE(accel, accel);
-    OVERRIDE(append, append);
-    OVERRIDE(pace, pace);
-    OVERRIDE(outdir, out);
-    OVERRIDE(oracle, oracle);
-#undef OVERRIDE
-    if (smp != -1) {
-        cfg.smp = smp;
-    }
-    if (memory != -1) {
-        cfg.memory_mib = memory;
-    }
-    if (timeout != -1) {
-        cfg.timeout_s = timeout;
-    }
-    if (cfg.smp < 1 || cfg.smp > 64 || cfg.memory_mib < 64 ||
-        cfg.memory_mib > 65536 || cfg.timeout_s < 1) {
-        g_printerr("ringside run: --smp must be 1..64, --memory 64..65536, "
-                   "--timeout at least 1\n");
-        goto out;
-    }
-    if (!g_str_equal(cfg.pace, "line") && !g_str_equal(cfg.pace, "off")) {
-        g_printerr("ringside run: --pace must be line or off\n");
+    if (!run_configure(&cfg, &given, smp, memory, timeout, &sc, &have_sc,
+                       &error)) {
+        g_printerr("ringside run: %s\n", error->message);
         goto out;
     }
     for (i = 0; i < G_N_ELEMENTS(cases); i++) {
@@ -248,8 +245,12 @@ int rs_cmd_run(int argc, char **argv)
             g_string_append_printf(known, "%s%s", i ? ", " : "",
                                    cases[i].name);
         }
-        g_printerr("ringside run: unknown case \"%s\" (known: %s)\n",
-                   cfg.case_name, known->str);
+        g_printerr("ringside run: unknown case \"%s\" (known: %s%s%s)\n",
+                   cfg.case_name, known->str,
+                   g_file_test(cfg.case_name, G_FILE_TEST_EXISTS) ?
+                   "; a case file is named with a '/' or \".case\": ./" : "",
+                   g_file_test(cfg.case_name, G_FILE_TEST_EXISTS) ?
+                   cfg.case_name : "");
         goto out;
     }
     if (!cfg.outdir) {

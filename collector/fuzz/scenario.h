@@ -51,7 +51,8 @@ GArray *rs_scenario_shrink(const RsScenario *sc);
  * Case files: a key file with the scenario, where it came from and what
  * happened ([scenario], [origin]).  @origin's keys are written as given.
  */
-/* A case file rather than the name of one of /init's cases. */
+/* A case file (a path with a /, or a name ending in .case) rather than
+ * the name of one of /init's cases. */
 gboolean rs_case_file_named(const char *arg);
 
 gboolean rs_scenario_save(const RsScenario *sc, GHashTable *origin,

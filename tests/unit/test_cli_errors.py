@@ -29,6 +29,13 @@ def elf(phdrs, body=b""):
     return hdr + ph + body
 
 
+# A whole [scenario] of one vCPU, as ringside fuzz saves it.
+SCENARIO = (b"[scenario]\ntest=panic-task\nsmp=1\nstorm=0\nstorm_ms=0\n"
+            b"storm_len=1\nstorm_level=0\nstorm_gap_us=0\nwarns=0\n"
+            b"pending=0\nstress_ms=0\n")
+# Here, where the tests run: a file named like one of /init's cases.
+f("poweroff", b"not a case file")
+
 cases = [
     ("missing file", ["/nonexistent/guest.ram"], 1, "No such file"),
     ("empty file", [f("empty", b"")], 1, "not a non-empty regular file"),
@@ -64,7 +71,14 @@ cases = [(w, ["dmesg"] + a, rc, m) for w, a, rc, m in cases] + [
      "QEMU fork binary /nonexistent/qemu not found"),
     ("run: unknown case", ["run", "--case", "nope"], 1, "unknown case"),
     ("run: bad option", ["run", "--smp", "many"], 2, "Cannot parse integer"),
-    ("run: out of range", ["run", "--smp", "0"], 1, "--smp must be"),
+    ("run: out of range, naming that option alone",
+     ["run", "--smp", "0"], 1, "run: --smp must be 1..64\n"),
+    ("run: a case's name, though a file of that name is here",
+     ["run", "--case", "poweroff", "--kernel", "/nonexistent/bzImage"], 1,
+     "guest kernel /nonexistent/bzImage not found"),
+    ("run: case file with a memory that is not a number", ["run", "--case",
+     f("mem.case", SCENARIO + b"[origin]\nmemory=lots\n")], 1,
+     "memory=lots"),
     ("unknown command", ["frobnicate"], 2, "unknown command"),
     ("report: missing file", ["report", "/nonexistent/events.jsonl"], 2,
      "No such file"),
@@ -119,7 +133,10 @@ cases = [(w, ["dmesg"] + a, rc, m) for w, a, rc, m in cases] + [
      "--shard wants I/N"),
     ("fuzz: unknown test", ["fuzz", "--tests", "panic-task,nope"], 2,
      "unknown case \"nope\""),
-    ("fuzz: zero cases", ["fuzz", "--cases", "0"], 2, "at least 1"),
+    ("fuzz: zero cases", ["fuzz", "--cases", "0"], 2,
+     "fuzz: --cases must be at least 1\n"),
+    ("fuzz: too many jobs", ["fuzz", "--jobs", "65"], 2,
+     "fuzz: --jobs must be 1..64\n"),
     ("fuzz: minimize a missing case file", ["fuzz", "--minimize",
      "/nonexistent.case", "--kernel", f("k", b"x"), "--qemu", "/bin/true",
      "--initrd", f("i", b"x"), "-o", d + "/min"], 2, "not a case file"),
@@ -153,6 +170,9 @@ cases = [(w, ["dmesg"] + a, rc, m) for w, a, rc, m in cases] + [
      b"[scenario]\ntest=panic-task\nsmp=2\nstorm=0\nstorm_ms=0\n"
      b"storm_len=1\nstorm_level=0\nstorm_gap_us=0\nwarns=0\npending=0\n"
      b"stress_ms=0\n")], 2, "supports one"),
+    ("replay: case file with a memory out of range", ["replay",
+     f("mem1.case", SCENARIO + b"[origin]\nmemory=32\n")], 2,
+     "memory=32"),
     ("replay: not a key file", ["replay", f("junk.case", b"\x00\x01junk")], 2,
      "not a case file"),
 ]
@@ -162,7 +182,7 @@ failed = 0
 for i, (what, args, want_rc, want_msg) in enumerate(cases, 1):
     try:
         p = subprocess.run([ringside] + args, capture_output=True,
-                           text=True, timeout=30)
+                           text=True, timeout=30, cwd=d)
         ok = (p.returncode == want_rc and want_msg in p.stderr and
               len(p.stderr.strip().split("\n")) == 1 and not p.stdout)
         detail = "rc %d, stderr %r" % (p.returncode, p.stderr)
