@@ -1,6 +1,9 @@
 /*
- * ringside-serial: state shared by the device (ringside-serial.c) and its
- * line-rate transmitter model (ringside-serial-pace.c).
+ * ringside-serial: the device's state and what its parts call of each
+ * other: ringside-serial.c (the UART front, the events chardev, realize,
+ * reset, migration), -pace.c (the line-rate transmitter), -attach.c
+ * (finding the guest's ring), -verify.c (level 0), -ext.c (level 1 and
+ * the handshake) and -loadtest.c (x-load-state, under qtest only).
  *
  * Copyright (c) 2026 The ringside authors
  * SPDX-License-Identifier: GPL-2.0-or-later
