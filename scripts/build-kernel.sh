@@ -367,10 +367,10 @@ fi
 for f in arch/x86/boot/bzImage vmlinux System.map .config; do
 	[ -f "$tree/$f" ] || die "build did not produce $tree/$f"
 done
-install_if_changed "$tree/arch/x86/boot/bzImage" "$out/bzImage" || true
-install_if_changed "$tree/vmlinux" "$out/vmlinux" || true
-install_if_changed "$tree/System.map" "$out/System.map" || true
-install_if_changed "$tree/.config" "$out/config" || true
+install_changed "$tree/arch/x86/boot/bzImage" "$out/bzImage" >/dev/null
+install_changed "$tree/vmlinux" "$out/vmlinux" 755 >/dev/null
+install_changed "$tree/System.map" "$out/System.map" >/dev/null
+install_changed "$tree/.config" "$out/config" >/dev/null
 
 echo "$prog: $summary"
 echo "$out/bzImage"

@@ -176,7 +176,7 @@ grafted=()
 for f in "$RINGSIDE_ROOT"/hw/char/*.[ch] "$RINGSIDE_ROOT"/tests/qtest/*.[ch]; do
     rel=${f#"$RINGSIDE_ROOT"/}
     grafted+=("$rel")
-    install_if_changed "$f" "$SRC/$rel" && changed=$((changed + 1))
+    [ -z "$(install_changed "$f" "$SRC/$rel")" ] || changed=$((changed + 1))
 done
 # A file grafted before and since renamed or removed here leaves the tree
 # too: a stale copy would go on being included or linked.
@@ -191,8 +191,8 @@ fi
 printf '%s\n' "${grafted[@]}" >"$SRC/.ringside-grafted"
 cat "$SRC/hw/char/trace-events.qemu" "$RINGSIDE_ROOT/hw/char/trace-events" \
     >"$QDIR/trace-events.new"
-install_if_changed "$QDIR/trace-events.new" "$SRC/hw/char/trace-events" &&
-    changed=$((changed + 1))
+[ -z "$(install_changed "$QDIR/trace-events.new" \
+    "$SRC/hw/char/trace-events")" ] || changed=$((changed + 1))
 stage_end "$changed changed"
 if [ "$PREPARE" = 1 ]; then
     stage_summary

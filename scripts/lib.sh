@@ -13,17 +13,21 @@ die() {
     exit 1
 }
 
-# Stage timing: stage_begin NAME; ...; stage_end [note]
+# Stage timing: stage_begin NAME; ...; stage_end [note].  Bash's own
+# clock, in microseconds ($EPOCHREALTIME, bash 5).
 declare -a _stage_report=()
+_usec() {
+    local t=${EPOCHREALTIME/[.,]/}
+    echo "$((10#$t))"
+}
 stage_begin() {
     _stage_name=$1
-    _stage_t0=$(date +%s.%N)
+    _stage_t0=$(_usec)
 }
 stage_end() {
-    local t1
-    t1=$(date +%s.%N)
-    _stage_report+=("$(printf '%s %.1fs%s' "$_stage_name" \
-        "$(echo "$t1 - $_stage_t0" | bc)" "${1:+ ($1)}")")
+    local ds=$((($(_usec) - _stage_t0 + 50000) / 100000))
+    _stage_report+=("$(printf '%s %d.%ds%s' "$_stage_name" $((ds / 10)) \
+        $((ds % 10)) "${1:+ ($1)}")")
 }
 stage_summary() {
     local out="" r
@@ -33,16 +37,10 @@ stage_summary() {
     echo "${0##*/}: $out"
 }
 
-# Copy SRC to DST only when the content differs, so that an unchanged file
-# keeps its timestamp and ninja/make rebuild nothing for it.
-install_if_changed() {
-    local src=$1 dst=$2
-    if ! cmp -s "$src" "$dst"; then
-        mkdir -p "$(dirname "$dst")"
-        cp "$src" "$dst.tmp.$$" && mv "$dst.tmp.$$" "$dst"
-        return 0
-    fi
-    return 1
+# install -C: an unchanged file keeps its timestamp, so ninja/make rebuild
+# nothing for it; -v names the files it did copy.
+install_changed() {
+    install -C -v -D -m "${3:-644}" "$1" "$2"
 }
 
 # The Debian archive apt fetches bookworm's main component from, or
