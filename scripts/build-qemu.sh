@@ -46,8 +46,8 @@ SRC=$QDIR/src
 BUILD=$QDIR/build
 [ "$SANITIZE" = 1 ] && BUILD=$QDIR/build-sanitize
 WIRING=$RINGSIDE_ROOT/qemu-fork/$BASE/wiring.patch
-QTESTS=(ringside-serial-test ringside-verify-test ringside-ext-test
-    ringside-migrate-test)
+# The qtests: one list, which the wiring and tests/meson.build read too.
+mapfile -t QTESTS <"$RINGSIDE_ROOT/tests/qtest/ringside-qtests"
 FIRMWARE_DIRS=(/usr/share/seabios /usr/share/qemu /usr/lib/ipxe/qemu)
 # QEMU's default devices and the features other tools' command lines use
 # (user networking, 9p, vhost, seccomp for libvirt's -sandbox): the fork is
@@ -173,7 +173,8 @@ fi
 stage_begin graft
 changed=0
 grafted=()
-for f in "$RINGSIDE_ROOT"/hw/char/*.[ch] "$RINGSIDE_ROOT"/tests/qtest/*.[ch]; do
+for f in "$RINGSIDE_ROOT"/hw/char/*.[ch] "$RINGSIDE_ROOT"/tests/qtest/*.[ch] \
+    "$RINGSIDE_ROOT"/tests/qtest/ringside-qtests; do
     rel=${f#"$RINGSIDE_ROOT"/}
     grafted+=("$rel")
     [ -z "$(install_changed "$f" "$SRC/$rel")" ] || changed=$((changed + 1))
