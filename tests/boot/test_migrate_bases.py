@@ -22,7 +22,7 @@ import time
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "lib"))
 import tap  # noqa: E402
-from liveguest import Qmp  # noqa: E402
+from qmpclient import Qmp  # noqa: E402
 
 cache = os.environ.get("RINGSIDE_CACHE", os.path.expanduser("~/.cache/ringside"))
 ringside = os.environ["RINGSIDE_BIN"]

@@ -1,29 +1,12 @@
 """A guest started from 'ringside run --print-qemu', for tests and
 benchmarks that need it to stay up: wait for console output, talk QMP,
 dump its memory, stop it."""
-import json
 import os
 import shlex
-import socket
 import subprocess
 import time
 
-
-class Qmp:
-    def __init__(self, path):
-        self.sock = socket.socket(socket.AF_UNIX)
-        self.sock.connect(path)
-        self.f = self.sock.makefile("rw")
-        json.loads(self.f.readline())  # greeting
-        self.cmd("qmp_capabilities")
-
-    def cmd(self, name, **args):
-        self.f.write(json.dumps({"execute": name, "arguments": args}) + "\n")
-        self.f.flush()
-        while True:
-            r = json.loads(self.f.readline())
-            if "return" in r or "error" in r:
-                return r
+from qmpclient import Qmp
 
 
 class LiveGuest:

@@ -6,12 +6,13 @@ VMCOREINFO note, a printk ring filled as printk does, page tables).
 Used by bench/hostile_cost.py and tests/fuzz/migrate_fuzz.py.
 """
 import base64
-import json
 import os
 import socket
 import struct
 import subprocess
 import tempfile
+
+from qmpclient import Qmp
 
 CACHE = os.environ.get("RINGSIDE_CACHE",
                        os.path.expanduser("~/.cache/ringside"))
@@ -75,13 +76,11 @@ class Qemu:
         self.console = os.path.join(self.dir, "console")
         qsock = os.path.join(self.dir, "qtest.sock")
         msock = os.path.join(self.dir, "qmp.sock")
-        ls = []
-        for p in (qsock, msock):
-            s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-            s.bind(p)
-            s.listen(1)
-            s.settimeout(60)        # QEMU that failed to start never comes
-            ls.append(s)
+        ls = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        ls.bind(qsock)
+        ls.listen(1)
+        ls.settimeout(60)           # QEMU that failed to start never comes
+        self.mon = Qmp(msock, listen=True)
         self.events = os.path.join(self.dir, "events")
         ev = {"file": "-chardev file,id=ev,path=%s" % self.events,
               "full": "-chardev file,id=ev,path=/dev/full",
@@ -97,25 +96,16 @@ class Qemu:
                   ev, device, dev_opts, extra))
         self.proc = subprocess.Popen(cmd.split(), cwd=os.path.dirname(qemu),
                                      stderr=stderr)
-        self.q = ls[0].accept()[0]
-        self.m = ls[1].accept()[0]
+        self.q = ls.accept()[0]
+        ls.close()
         self.q.settimeout(None)
-        self.m.settimeout(None)
         self.qf = self.q.makefile("rb")
-        self.mf = self.m.makefile("rb")
-        self.mf.readline()
-        self.qmp("qmp_capabilities")
+        self.mon.accept(60)
 
     def qmp(self, cmd, **args):
-        self.m.sendall(json.dumps({"execute": cmd, "arguments": args}).encode()
-                       + b"\n")
-        while True:
-            line = self.mf.readline()
-            if not line:
-                raise OSError("QEMU closed its QMP socket")
-            r = json.loads(line)
-            if "return" in r or "error" in r:
-                return r.get("return", r.get("error"))
+        """QMP's "return", or its "error"; OSError if QEMU went away."""
+        r = self.mon.cmd(cmd, **args)
+        return r.get("return", r.get("error"))
 
     def answer(self):
         """The next answer (OK or FAIL) to a qtest command, skipping the
@@ -200,6 +190,10 @@ class Qemu:
             self.qmp("quit")
         except OSError:
             pass
+        try:
+            self.mon.close()
+        except Exception:
+            pass                # QEMU gone first: nothing left to close
         self.proc.wait(timeout=30)
         subprocess.run(["rm", "-rf", self.dir])
 
