@@ -331,9 +331,11 @@ static void case_done(RsFuzzCase *c, gpointer opaque)
 
 static gboolean progress_tick(gpointer opaque)
 {
-    rs_fuzz_lock();             /* resident workers change the counts */
-    progress(opaque, FALSE);
-    rs_fuzz_unlock();
+    Fuzz *f = opaque;
+
+    g_mutex_lock(&f->env.lock); /* resident workers change the counts */
+    progress(f, FALSE);
+    g_mutex_unlock(&f->env.lock);
     return G_SOURCE_CONTINUE;
 }
 
@@ -492,7 +494,7 @@ static gboolean on_stop_signal(gpointer sig)
 {
     Fuzz *f = fuzz_running;
 
-    rs_fuzz_lock();             /* no resident worker mid-case-line */
+    g_mutex_lock(&f->env.lock); /* no resident worker mid-case-line */
     write_state(f);
     fprintf(stderr, "%sringside fuzz: stopped by %s: %u cases recorded in "
             "%s; the same command goes on where it stopped\n",
@@ -719,6 +721,7 @@ int rs_cmd_fuzz(int argc, char **argv)
         { NULL }
     };
 
+    rs_fuzz_env_init(&f.env);
     ctx = g_option_context_new("- fuzz the guest's panic paths");
     g_option_context_add_main_entries(ctx, entries, NULL);
     g_option_context_set_description(ctx,

@@ -81,7 +81,7 @@ int rs_cmd_replay(int argc, char **argv)
     g_autofree char *kernel = NULL, *out = NULL, *qemu = NULL;
     g_autofree char *d1 = NULL, *d2 = NULL;
     g_autofree char *dig1 = NULL, *dig2 = NULL;
-    RsFuzzEnv env = { 0 };
+    RsFuzzEnv env;
     RsFuzzCase rec = { 0 }, rep = { 0 };
     guint64 n1 = 0, n2 = 0;
     int timeout = 120;
@@ -100,6 +100,7 @@ int rs_cmd_replay(int argc, char **argv)
         { NULL }
     };
 
+    rs_fuzz_env_init(&env);
     ctx = g_option_context_new("CASE - record a case, replay it, compare");
     g_option_context_add_main_entries(ctx, entries, NULL);
     g_option_context_set_description(ctx,

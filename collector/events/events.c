@@ -353,15 +353,41 @@ static gboolean fast_lit(const char **p, const char *lit)
     return TRUE;
 }
 
-/* Reads {"v":N,"ev":"NAME" at *p, N a version this reader takes. */
-static gboolean fast_head(const char **p, rs_event ev)
+/*
+ * The event type in the head the device writes ({"v":N,"ev":"NAME"), N a
+ * version this reader takes, or -1; @head_len, if given, its length.
+ */
+static int event_head(const char *line, gsize len, gsize *head_len)
 {
-    gint64 v;
+    static const char v[] = "{\"v\":", ev[] = ",\"ev\":\"";
+    const char *p = line, *end = line + len, *name;
+    char buf[32];
+    gint64 version = 0;
 
-    return fast_lit(p, "{\"v\":") && fast_int(p, FALSE, &v) &&
-           v >= RS_EVENTS_VERSION_MIN && v <= RS_EVENTS_VERSION &&
-           fast_lit(p, ",\"ev\":\"") && fast_lit(p, rs_event_name(ev)) &&
-           fast_lit(p, "\"");
+    if (len < sizeof(v) - 1 || memcmp(p, v, sizeof(v) - 1)) {
+        return -1;
+    }
+    p += sizeof(v) - 1;
+    while (p < end && g_ascii_isdigit(*p) && version <= RS_EVENTS_VERSION) {
+        version = version * 10 + (*p++ - '0');
+    }
+    if (version < RS_EVENTS_VERSION_MIN || version > RS_EVENTS_VERSION ||
+        (gsize)(end - p) < sizeof(ev) - 1 || memcmp(p, ev, sizeof(ev) - 1)) {
+        return -1;
+    }
+    name = p += sizeof(ev) - 1;
+    while (p < end && *p != '"' && p - name < (gssize)sizeof(buf) - 1) {
+        p++;
+    }
+    if (p == end || *p != '"') {
+        return -1;
+    }
+    memcpy(buf, name, p - name);
+    buf[p - name] = '\0';
+    if (head_len) {
+        *head_len = p + 1 - line;
+    }
+    return rs_name_index(rs_event_names, RS_EV_COUNT, buf);
 }
 
 /*
@@ -373,11 +399,13 @@ static gboolean fast_head(const char **p, rs_event ev)
 static gboolean parse_fast(RsEventStream *s, const char *line,
                            gboolean *ok, GError **error)
 {
-    const char *p = line;
+    gsize head = 0;
+    int ev = event_head(line, strlen(line), &head);
+    const char *p = line + head;
     gint64 i, vt, ht, cpu, b, wt;
 
     /* tx and wire records are alike in every version read */
-    if (fast_head(&p, RS_EV_TX)) {
+    if (ev == RS_EV_TX) {
         gboolean loop;
         RsTxByte tx;
 
@@ -406,8 +434,7 @@ static gboolean parse_fast(RsEventStream *s, const char *line,
         *ok = add_tx(s, &tx, error);
         return TRUE;
     }
-    p = line;
-    if (fast_head(&p, RS_EV_WIRE)) {
+    if (ev == RS_EV_WIRE) {
         if (!fast_lit(&p, ",\"i\":") || !fast_int(&p, FALSE, &i) ||
             !fast_lit(&p, ",\"wt\":") || !fast_int(&p, FALSE, &wt) ||
             strcmp(p, "}")) {
@@ -744,10 +771,15 @@ static gboolean parse_line(RsEventStream *s, JsonParser *parser,
     return FALSE;
 }
 
+int rs_event_line_type(const char *line, gsize len)
+{
+    return event_head(line, len, NULL);
+}
+
 gboolean rs_event_line_is_start(const char *line)
 {
     /* The device writes each record's members in one fixed order. */
-    return fast_head(&line, RS_EV_START);
+    return rs_event_line_type(line, strlen(line)) == RS_EV_START;
 }
 
 RsEventStream *rs_event_stream_new(void)

@@ -164,6 +164,13 @@ void rs_event_stream_console_span(const RsEventStream *s, guint64 first,
 guint64 rs_event_stream_cleared_in(const RsEventStream *s, guint64 first,
                                    guint64 last);
 
+/*
+ * The event type of the record at @line (@len bytes, no NUL needed), read
+ * from its head as the device writes it ({"v":N,"ev":"NAME"); -1 if it has
+ * none this reader knows.
+ */
+int rs_event_line_type(const char *line, gsize len);
+
 /* Whether @line is the device's "start", which begins each QEMU run. */
 gboolean rs_event_line_is_start(const char *line);
 void rs_event_stream_free(RsEventStream *s);

@@ -27,7 +27,7 @@
  *  - Events: by the device's own markers, see collect_events().
  */
 #define _GNU_SOURCE         /* memfd_create, fallocate, SEEK_DATA */
-#include "fuzz/fuzzrun.h"
+#include "fuzz/resident.h"
 #include "errors.h"
 #include "guest/qmp.h"
 
@@ -522,13 +522,6 @@ static void resident_dead(Resident *r, RsFuzzCase *c, const char *why)
                                sig ? " (killed by a signal)" : "");
 }
 
-static gboolean line_is(const char *line, gsize len, const char *ev)
-{
-    g_autofree char *pat = g_strdup_printf("\"ev\":\"%s\"", ev);
-
-    return g_strstr_len(line, len, pat) != NULL;
-}
-
 /*
  * The case's part of the event stream, by content, not by when it was
  * written.  The device writes its events in order, even when it has to
@@ -568,7 +561,7 @@ static char *collect_events(Resident *r, gboolean stopped, gboolean *complete,
             }
             l = nl + 1 - p;
             if (!started) {
-                started = line_is(p, l, "ring") &&
+                started = rs_event_line_type(p, l) == RS_EV_RING &&
                           g_strstr_len(p, l, "\"why\":\"reset\"");
                 if (!started) {
                     head = nl + 1 - text;
@@ -576,12 +569,14 @@ static char *collect_events(Resident *r, gboolean stopped, gboolean *complete,
                 }
             }
             if (started) {
-                if (!summary && line_is(p, l, "summary")) {
+                int ev = rs_event_line_type(p, l);
+
+                if (!summary && ev == RS_EV_SUMMARY) {
                     summary = TRUE;
                     if (!r->marks || stopped) {
                         close = nl + 1 - text;
                     }
-                } else if (summary && line_is(p, l, "l1-summary")) {
+                } else if (summary && ev == RS_EV_L1_SUMMARY) {
                     close = nl + 1 - text;
                 }
             }
@@ -808,12 +803,12 @@ static gpointer worker(gpointer opaque)
         RsFuzzCase *c;
         Resident *r;
 
-        rs_fuzz_lock();
+        g_mutex_lock(&p->env->lock);
         c = p->exhausted ? NULL : p->next(p->opaque);
         if (!c) {
             p->exhausted = TRUE;
         }
-        rs_fuzz_unlock();
+        g_mutex_unlock(&p->env->lock);
         if (!c) {
             break;
         }
@@ -851,9 +846,9 @@ static gpointer worker(gpointer opaque)
             }
         }
         c->end_us = g_get_real_time();
-        rs_fuzz_lock();
+        g_mutex_lock(&p->env->lock);
         p->done(c, p->opaque);
-        rs_fuzz_unlock();
+        g_mutex_unlock(&p->env->lock);
     }
     for (i = 0; i <= RS_SCENARIO_SMP_MAX; i++) {
         resident_free(rs[i]);
