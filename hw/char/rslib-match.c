@@ -1299,32 +1299,35 @@ static bool user_torn(rs_match *m, const line *l, const cand *x,
     return true;
 }
 
-static void judge_line(rs_match *m, line *l)
-{
+/*
+ * A line being judged: what judge_line's steps learn on the way.  A read
+ * that finds the ring hostile drops it (m->ring NULL) at any step: the
+ * later steps check, and the verdict is then unchecked.  Each
+ * step returns STEP_ON (not decided: the next step goes on), STEP_JUDGED
+ * (j->v is the verdict: judge_finish reports it) or STEP_DONE (the step
+ * reported the line itself, or split it and judged both parts).
+ */
+typedef struct judging {
     rs_verdict_info vi;
-    rs_verdict v = RS_V_UNMATCHED;
-    uint64_t seqs[TS_CANDS];
-    cand c, e;
-    bool have_e = false, hit, textless = false, was_in_rec = m->in_rec;
-    unsigned flags;
-    int n, i;
+    rs_verdict v;
+    uint64_t seqs[TS_CANDS];    /* records stamped as the line is */
+    int n;
+    cand e;                     /* the record the console is expected at */
+    bool have_e, hit;
+    bool textless;              /* a record stamped so has lost its text */
+    unsigned flags;             /* how candidates are formatted */
+} judging;
 
-    line_info(l, &vi);
-    if (!m->ring) {
-        report(m, RS_V_UNCHECKED, &vi);
-        return;
-    }
-    parse_prefix(l);
-    flags = l->flags;
+enum { STEP_ON, STEP_JUDGED, STEP_DONE };
 
-    /* the rest of a line torn apart earlier */
+/* The rest of a line torn apart earlier, or a multi-line record's next. */
+static int judge_continuation(rs_match *m, line *l, judging *j)
+{
     if (m->resid_len && line_is(l, (const char *)m->resid, m->resid_len)) {
         m->resid_len = 0;
-        report(m, RS_V_TORN, &vi);
-        return;
+        report(m, RS_V_TORN, &j->vi);
+        return STEP_DONE;
     }
-
-    /* the next line of a multi-line record */
     if (m->in_rec) {
         const char *p = (const char *)m->rec + m->rec_off;
         const char *nl = memchr(p, '\n', m->rec_len - m->rec_off);
@@ -1332,48 +1335,113 @@ static void judge_line(rs_match *m, line *l)
 
         m->in_rec = false;
         if (line_is(l, p, ln)) {
-            vi.seq = m->rec_seq;
-            vi.has_seq = true;
+            j->vi.seq = m->rec_seq;
+            j->vi.has_seq = true;
             m->rec_off += ln + 1;
             if (m->rec_off < m->rec_len) {
                 m->in_rec = true;
             } else {
-                note_latency(m, &vi, m->rec_ts);
+                note_latency(m, &j->vi, m->rec_ts);
             }
-            report(m, RS_V_OK, &vi);
-            return;
+            report(m, RS_V_OK, &j->vi);
+            return STEP_DONE;
         }
     }
+    return STEP_ON;
+}
 
-    /*
-     * No prefix where the console prints one: user space's, unless a kernel
-     * line follows its bytes, or records interleaved byte by byte (their
-     * prefixes too), or a damaged copy of a record.
-     */
-    if (lacks_prefix(m, l) && l->n == 0) {
-        v = RS_V_USER;          /* an empty line: no record prints that */
-        goto out;
-    }
-    if (lacks_prefix(m, l)) {
-        uint32_t q = l->split ? 0 : kernel_start(m, l);
-        line as_kernel = *l;
+/*
+ * No prefix where the console prints one: user space's, unless a kernel
+ * line follows its bytes, or records interleaved byte by byte (their
+ * prefixes too), or a damaged copy of a record.
+ */
+static int judge_unprefixed(rs_match *m, line *l, judging *j)
+{
+    uint32_t q;
+    line as_kernel;
 
-        if (q) {
-            split_user(m, l, q);
-            return;
-        }
-        as_kernel.flags = m->fmt_flags;
-        have_e = expected(m, &as_kernel, &e, &hit);
-        if (m->ring && torn(m, l, m->fmt_flags, &e, have_e, &vi)) {
-            v = RS_V_TORN;
-            m->unmatched_run = 0;
-        } else {
-            m->resid_len = 0;
-            v = m->ring && near_copy(m, l, &vi) ? RS_V_CORRUPT : RS_V_USER;
-            vi.cut = v == RS_V_USER ? console_start(m, l) : RS_CUT_NONE;
-        }
-        goto out;
+    if (!lacks_prefix(m, l)) {
+        return STEP_ON;
     }
+    if (l->n == 0) {
+        j->v = RS_V_USER;       /* an empty line: no record prints that */
+        return STEP_JUDGED;
+    }
+    q = l->split ? 0 : kernel_start(m, l);
+    if (q) {
+        split_user(m, l, q);
+        return STEP_DONE;
+    }
+    as_kernel = *l;
+    as_kernel.flags = m->fmt_flags;
+    j->have_e = expected(m, &as_kernel, &j->e, &j->hit);
+    if (m->ring && torn(m, l, m->fmt_flags, &j->e, j->have_e, &j->vi)) {
+        j->v = RS_V_TORN;
+        m->unmatched_run = 0;
+    } else {
+        m->resid_len = 0;
+        j->v = m->ring && near_copy(m, l, &j->vi) ? RS_V_CORRUPT : RS_V_USER;
+        j->vi.cut = j->v == RS_V_USER ? console_start(m, l) : RS_CUT_NONE;
+    }
+    return STEP_JUDGED;
+}
+
+/* Take record @seq for the line if it prints it. */
+static int take_if_line(rs_match *m, line *l, judging *j, uint64_t seq)
+{
+    cand c;
+
+    if (!cand_is(m, seq, l, &c)) {
+        return STEP_ON;
+    }
+    j->v = take(m, l, &c, &j->vi);
+    return STEP_JUDGED;
+}
+
+/*
+ * By timestamp.  CPUs' clocks disagree (under TCG by milliseconds), so the
+ * search can miss: then also where the console should be, past the
+ * records it said it dropped or printed from under us.
+ */
+static int find_by_stamp(rs_match *m, line *l, judging *j)
+{
+    rs_rec_status st;
+    uint64_t pred, s, us;
+    cand c;
+    int i;
+
+    j->n = find_by_ts(m, l->ts_us, j->seqs, TS_CANDS);
+    for (i = 0; i < j->n && can_read(m); i++) {
+        st = get_cand(m, j->seqs[i], l->flags, &c);
+        if (st == RS_REC_OK && c.len && line_is(l, c.out, c.l1)) {
+            j->v = take(m, l, &c, &j->vi);
+            return STEP_JUDGED;
+        }
+        j->textless |= st == RS_REC_NODATA || st == RS_REC_GONE;
+    }
+    if (!m->started) {
+        return STEP_ON;
+    }
+    pred = m->cursor + m->dropped_credit + m->gone_credit;
+    for (s = pred > NEAR / 4 ? pred - NEAR / 4 : 0;
+         s < pred + NEAR && can_read(m); s++) {
+        if (!ts_of(m, s, &us) || us != l->ts_us) {
+            continue;
+        }
+        st = get_cand(m, s, l->flags, &c);
+        if (st == RS_REC_OK && c.len && line_is(l, c.out, c.l1)) {
+            j->v = take(m, l, &c, &j->vi);
+            return STEP_JUDGED;
+        }
+        j->textless |= st == RS_REC_NODATA;
+    }
+    return STEP_ON;
+}
+
+/* The record that prints the line: expected, by stamp, or near. */
+static int find_record(rs_match *m, line *l, judging *j)
+{
+    uint64_t s, next = 0;
 
     /*
      * An empty line is a record's only if it is the one the console is
@@ -1381,86 +1449,89 @@ static void judge_line(rs_match *m, line *l)
      * thousands every search below would make for it.
      */
     if (l->n == 0) {
-        if (m->started && cand_is(m, m->cursor, l, &c)) {
-            v = take(m, l, &c, &vi);
-        } else {
-            v = RS_V_USER;
+        if (m->started && take_if_line(m, l, j, m->cursor) == STEP_JUDGED) {
+            return STEP_JUDGED;
         }
-        goto out;
+        j->v = RS_V_USER;
+        return STEP_JUDGED;
     }
-    have_e = expected(m, l, &e, &hit);
-    if (hit) {
-        v = take(m, l, &e, &vi);
-        goto out;
+    j->have_e = expected(m, l, &j->e, &j->hit);
+    if (j->hit) {
+        j->v = take(m, l, &j->e, &j->vi);
+        return STEP_JUDGED;
     }
-
-    /* elsewhere in the ring: by timestamp, else near the cursor */
-    n = 0;
     if (l->has_ts) {
-        n = find_by_ts(m, l->ts_us, seqs, TS_CANDS);
-        for (i = 0; i < n && can_read(m); i++) {
-            rs_rec_status st = get_cand(m, seqs[i], l->flags, &c);
-
-            if (st == RS_REC_OK && c.len && line_is(l, c.out, c.l1)) {
-                v = take(m, l, &c, &vi);
-                goto out;
-            }
-            textless |= st == RS_REC_NODATA || st == RS_REC_GONE;
-        }
-        /*
-         * CPUs' clocks disagree (under TCG by milliseconds), so the search
-         * can miss: look where the console should be, past the records
-         * it said it dropped or printed from under us.
-         */
-        if (m->started) {
-            uint64_t pred = m->cursor + m->dropped_credit + m->gone_credit;
-            uint64_t s, us;
-
-            for (s = pred > NEAR / 4 ? pred - NEAR / 4 : 0;
-                 s < pred + NEAR && can_read(m); s++) {
-                if (!ts_of(m, s, &us) || us != l->ts_us) {
-                    continue;
-                }
-                rs_rec_status st = get_cand(m, s, l->flags, &c);
-
-                if (st == RS_REC_OK && c.len && line_is(l, c.out, c.l1)) {
-                    v = take(m, l, &c, &vi);
-                    goto out;
-                }
-                textless |= st == RS_REC_NODATA;
+        return find_by_stamp(m, l, j);
+    }
+    if (m->started) {
+        for (s = m->cursor > NEAR ? m->cursor - NEAR : 0;
+             s < m->cursor + NEAR && can_read(m); s++) {
+            if (take_if_line(m, l, j, s) == STEP_JUDGED) {
+                return STEP_JUDGED;
             }
         }
-    } else if (m->started) {
-        uint64_t s = m->cursor > NEAR ? m->cursor - NEAR : 0;
-
-        for (; s < m->cursor + NEAR && can_read(m); s++) {
-            if (cand_is(m, s, l, &c)) {
-                v = take(m, l, &c, &vi);
-                goto out;
-            }
-        }
-    } else {
-        uint64_t next = 0, s;
-
-        if (rs_ring_next_seq(m->ring, &next) == RS_OK) {
-            for (s = next > 4 * NEAR ? next - 4 * NEAR : 0;
-                 s < next && can_read(m); s++) {
-                if (cand_is(m, s, l, &c)) {
-                    v = take(m, l, &c, &vi);
-                    goto out;
-                }
+    } else if (rs_ring_next_seq(m->ring, &next) == RS_OK) {
+        for (s = next > 4 * NEAR ? next - 4 * NEAR : 0;
+             s < next && can_read(m); s++) {
+            if (take_if_line(m, l, j, s) == STEP_JUDGED) {
+                return STEP_JUDGED;
             }
         }
     }
+    return STEP_ON;
+}
+
+/* Damaged: the record its timestamp names, else the expected one. */
+static int judge_damaged(rs_match *m, line *l, judging *j)
+{
+    cand best, c;
+    uint32_t best_score = 0, sc;
+    bool have_best = false;
+    int i;
+
+    for (i = 0; i < j->n && can_read(m); i++) {
+        if (get_cand(m, j->seqs[i], j->flags, &c) != RS_REC_OK) {
+            continue;
+        }
+        sc = rs_common_prefix(l->b, l->n, c.out, c.l1);
+        sc += common_suffix(l->b, l->n, c.out, c.l1, sc);
+        if (!have_best || sc > best_score) {
+            best = c;
+            best_score = sc;
+            have_best = true;
+        }
+    }
+    if (!have_best && j->have_e) {
+        best = j->e;
+    }
+    if (!have_best && !j->have_e) {
+        return STEP_ON;
+    }
+    if (user_torn(m, l, &best, &j->vi)) {
+        j->v = RS_V_TORN;
+        return STEP_JUDGED;
+    }
+    if (damaged(l, &best, have_best, &j->vi)) {
+        printed(m, best.seq, best.level, best.rflags);
+        j->v = RS_V_CORRUPT;
+        return STEP_JUDGED;
+    }
+    return STEP_ON;
+}
+
+/* No record prints the line: overwritten, torn, damaged, or unexplained. */
+static int judge_unfound(rs_match *m, line *l, judging *j)
+{
+    int step;
 
     /*
      * A damaged line's own prefix may not parse: from here on, format as
      * the console has been printing.
      */
     if (m->have_fmt && m->fmt_flags != l->flags) {
-        flags = m->fmt_flags;
-        if (have_e) {
-            have_e = get_cand(m, e.seq, flags, &e) == RS_REC_OK;
+        j->flags = m->fmt_flags;
+        if (j->have_e) {
+            j->have_e = get_cand(m, j->e.seq, j->flags, &j->e) == RS_REC_OK;
         }
     }
     /*
@@ -1469,101 +1540,75 @@ static void judge_line(rs_match *m, line *l)
      * then it was overwritten while the line was on the wire.  Nothing to
      * check the line against.
      */
-    if (l->has_ts && m->ring && (textless || tail_newer(m, l->ts_us))) {
+    if (l->has_ts && m->ring && (j->textless || tail_newer(m, l->ts_us))) {
         m->gone_credit++;
         m->unmatched_run = 0;
-        v = RS_V_OVERWRITTEN;
-        goto out;
+        j->v = RS_V_OVERWRITTEN;
+        return STEP_JUDGED;
     }
-    if (!have_e && n > 0 && get_cand(m, seqs[0], flags, &e) == RS_REC_OK) {
-        have_e = true;          /* nothing expected: the record l names */
+    if (!j->have_e && j->n > 0 &&
+        get_cand(m, j->seqs[0], j->flags, &j->e) == RS_REC_OK) {
+        j->have_e = true;       /* nothing expected: the record l names */
     }
-    if (m->ring && torn(m, l, flags, &e, have_e, &vi)) {
-        v = RS_V_TORN;
+    if (m->ring && torn(m, l, j->flags, &j->e, j->have_e, &j->vi)) {
+        j->v = RS_V_TORN;
         m->unmatched_run = 0;
-        goto out;
+        return STEP_JUDGED;
     }
     m->resid_len = 0;
-
     /*
      * User space's line that the console cut short to print a record: no
      * record has the line's own stamp, a prefix inside it names one.
      */
-    if (l->has_ts && n == 0 && !l->split) {
+    if (l->has_ts && j->n == 0 && !l->split) {
         uint32_t q = kernel_start(m, l);
 
         if (q) {
             split_user(m, l, q);
-            return;
+            return STEP_DONE;
         }
     }
-
-    /* damaged: the record its timestamp names, else the expected one */
-    if (m->ring) {
-        cand best;
-        uint32_t best_score = 0;
-        bool have_best = false;
-
-        for (i = 0; i < n && can_read(m); i++) {
-            uint32_t sc;
-
-            if (get_cand(m, seqs[i], flags, &c) != RS_REC_OK) {
-                continue;
-            }
-            sc = rs_common_prefix(l->b, l->n, c.out, c.l1);
-            sc += common_suffix(l->b, l->n, c.out, c.l1, sc);
-            if (!have_best || sc > best_score) {
-                best = c;
-                best_score = sc;
-                have_best = true;
-            }
-        }
-        if (have_best && user_torn(m, l, &best, &vi)) {
-            v = RS_V_TORN;
-            goto out;
-        }
-        if (have_best && damaged(l, &best, true, &vi)) {
-            printed(m, best.seq, best.level, best.rflags);
-            v = RS_V_CORRUPT;
-            goto out;
-        }
-        if (!have_best && have_e && user_torn(m, l, &e, &vi)) {
-            v = RS_V_TORN;
-            goto out;
-        }
-        if (!have_best && have_e && damaged(l, &e, false, &vi)) {
-            printed(m, e.seq, e.level, e.rflags);
-            v = RS_V_CORRUPT;
-            goto out;
-        }
+    step = m->ring ? judge_damaged(m, l, j) : STEP_ON;
+    if (step != STEP_ON) {
+        return step;
     }
     /*
      * Nothing explains it: the kernel's if it has the kernel's prefix and
      * the ring cannot vouch that no record prints it.
      */
     if (!l->flags) {
-        v = RS_V_USER;
-    } else if (m->ring) {
-        v = unexplained(m, l, &vi.why);
-        m->unmatched_run += v == RS_V_UNMATCHED;
+        j->v = RS_V_USER;
+        return STEP_JUDGED;
     }
+    if (!m->ring) {
+        return STEP_JUDGED;     /* j->v unmatched: judge_finish unchecks */
+    }
+    j->v = unexplained(m, l, &j->vi.why);
+    m->unmatched_run += j->v == RS_V_UNMATCHED;
     /*
      * Printed as the console prints, stamped just after the oldest record
      * left, with records before it overwritten: in a storm, its record was
      * one of those (stamped by a CPU whose clock ran ahead) and the ring
      * moved on while the line was on the wire.
      */
-    if (v == RS_V_UNMATCHED && vi.why == RS_WHY_GONE &&
+    if (j->v == RS_V_UNMATCHED && j->vi.why == RS_WHY_GONE &&
         l->flags == m->fmt_flags) {
         m->unmatched_run--;
         m->gone_credit++;
-        v = RS_V_OVERWRITTEN;
-        vi.why = RS_WHY_NONE;
+        j->v = RS_V_OVERWRITTEN;
+        j->vi.why = RS_WHY_NONE;
     }
+    return STEP_JUDGED;
+}
 
-out:
+/* Report the verdict, unless the budget ran out before it was known. */
+static void judge_finish(rs_match *m, const line *l, judging *j,
+                         bool was_in_rec)
+{
+    rs_verdict v = j->v;
+
     if (short_of_budget(m) && v != RS_V_OK && v != RS_V_UNCHECKED &&
-        !(v == RS_V_USER && vi.cut)) {
+        !(v == RS_V_USER && j->vi.cut)) {
         /*
          * The reads it took ran out of budget: what it was judged is not
          * known, and it is not held against the kernel.  Nor is a line
@@ -1586,21 +1631,49 @@ out:
             m->gone_credit++;
         }
         v = RS_V_UNCHECKED;
-        vi.under_budget = true;
+        j->vi.under_budget = true;
         m->under_budget++;
     }
     if (!m->ring) {
-        v = RS_V_UNCHECKED;
+        v = RS_V_UNCHECKED;     /* a read distrusted the ring meanwhile */
     } else if (v == RS_V_USER) {
-        m->in_rec = was_in_rec;     /* between a record's lines */
+        m->in_rec = was_in_rec;         /* between a record's lines */
     }
     if (v == RS_V_UNCHECKED) {
         /* a torn judgement the ring or budget cut short names no tearer */
-        vi.has_seq2 = false;
-        vi.by_user = false;
-        vi.why = RS_WHY_NONE;
+        j->vi.has_seq2 = false;
+        j->vi.by_user = false;
+        j->vi.why = RS_WHY_NONE;
     }
-    report(m, v, &vi);
+    report(m, v, &j->vi);
+}
+
+static void judge_line(rs_match *m, line *l)
+{
+    judging j = { .v = RS_V_UNMATCHED };
+    bool was_in_rec = m->in_rec;
+    int step;
+
+    line_info(l, &j.vi);
+    if (!m->ring) {
+        report(m, RS_V_UNCHECKED, &j.vi);
+        return;
+    }
+    parse_prefix(l);
+    j.flags = l->flags;
+    step = judge_continuation(m, l, &j);
+    if (step == STEP_ON) {
+        step = judge_unprefixed(m, l, &j);
+    }
+    if (step == STEP_ON) {
+        step = find_record(m, l, &j);
+    }
+    if (step == STEP_ON) {
+        step = judge_unfound(m, l, &j);
+    }
+    if (step == STEP_JUDGED) {
+        judge_finish(m, l, &j, was_in_rec);
+    }
 }
 
 /* A line the console code writes that is no record's: a notice. */
