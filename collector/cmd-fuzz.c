@@ -651,6 +651,91 @@ static gboolean parse_shard(const char *s, guint *i, guint *n)
     return TRUE;
 }
 
+/*
+ * The campaign in f->env.workdir, opened (or resumed: its seed unless
+ * @seed is given, its cases recorded), and said; *@cold the cold cases
+ * to run, its default settled.
+ */
+static gboolean open_campaign(Fuzz *f, gint64 seed, gint64 cases, int *cold,
+                              GError **error)
+{
+    RsCampaignId id = { 0 };
+
+    /* A directory that holds a campaign already: its seed, unless given. */
+    if (seed < 0 && rs_campaign_recorded_seed(f->env.workdir, &f->seed)) {
+        seed = f->seed;
+    }
+    f->seed = seed >= 0 ? (guint64)seed : (guint64)g_get_real_time() / 1000;
+    f->max_cases = cases > 0 ? cases : 0;
+    f->tty = isatty(STDERR_FILENO);
+    f->kernel_sha = rs_file_sha256(f->env.base.kernel);
+    f->cold_wall = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free,
+                                         g_free);
+    f->recorded_cold = -1;
+    id.seed = f->seed;
+    id.shard_i = f->shard_i;
+    id.shard_n = f->shard_n;
+    id.kernel_sha = f->kernel_sha;
+    id.tests = (const char *const *)f->tests;
+    if (!rs_campaign_open(&f->camp, f->env.workdir, &id, error) ||
+        !load_earlier(f, error)) {
+        return FALSE;
+    }
+    f->runs++;
+    /* The cold rate, on the scenarios the snapshot phase starts with. */
+    if (*cold == -1) {
+        *cold = f->recorded_cold >= 0 ? f->recorded_cold : 4 * f->env.jobs;
+    }
+    f->cold_n = *cold;
+    printf("ringside fuzz: seed %" G_GUINT64_FORMAT ", shard %u/%u, %u jobs, "
+           "kernel %s, out %s\n", f->seed, f->shard_i, f->shard_n, f->env.jobs,
+           f->env.base.kernel, f->env.workdir);
+    if (f->camp.earlier->len || f->camp.torn_bytes) {
+        printf("ringside fuzz: resuming: %u cases recorded (%u cold), %u "
+               "left unfinished to run again, %" G_GUINT64_FORMAT " bytes "
+               "of a torn last line dropped\n", f->camp.earlier->len,
+               g_hash_table_size(f->camp.done[1]), f->camp.unfinished,
+               f->camp.torn_bytes);
+    }
+    fflush(stdout);
+    return TRUE;
+}
+
+/* The cold phase, then the snapshot phase, stoppable by a signal. */
+static gboolean run_campaign(Fuzz *f, int cold, int duration, GError **error)
+{
+    gint64 t0;
+    guint smps;
+
+    fuzz_running = f;
+    g_unix_signal_add(SIGTERM, on_stop_signal, GINT_TO_POINTER(SIGTERM));
+    g_unix_signal_add(SIGINT, on_stop_signal, GINT_TO_POINTER(SIGINT));
+    g_unix_signal_add(SIGHUP, on_stop_signal, GINT_TO_POINTER(SIGHUP));
+    write_state(f);
+
+    if (cold > 0) {
+        run_phase(f, TRUE, cold);
+    }
+    smps = smps_needed(f);
+    if (smps) {
+        t0 = g_get_monotonic_time();
+        /* Resident QEMUs start from these (with the feed's UART). */
+        f->env.resident = f->resident;
+        if (!rs_fuzz_snapshots(&f->env, smps, error)) {
+            return FALSE;
+        }
+        f->save_s = (g_get_monotonic_time() - t0) / 1e6;
+        if (!f->max_cases) {
+            f->deadline = g_get_monotonic_time() +
+                          (duration > 0 ? duration : 60) * G_USEC_PER_SEC;
+        } else if (duration > 0) {
+            f->deadline = g_get_monotonic_time() + duration * G_USEC_PER_SEC;
+        }
+        run_phase(f, FALSE, G_MAXUINT64);
+    }
+    return TRUE;
+}
+
 int rs_cmd_fuzz(int argc, char **argv)
 {
     g_autoptr(GError) error = NULL;
@@ -664,9 +749,6 @@ int rs_cmd_fuzz(int argc, char **argv)
     gboolean wire_events = FALSE;
     g_autofree char *mode = NULL;
     Fuzz f = { 0 };
-    RsCampaignId id = { 0 };
-    gint64 t0;
-    guint smps;
     int status = 2;
     const GOptionEntry entries[] = {
         { "kernel", 'k', 0, G_OPTION_ARG_FILENAME, &given.kernel,
@@ -795,70 +877,14 @@ int rs_cmd_fuzz(int argc, char **argv)
         goto out;
     }
 
-    /* A directory that holds a campaign already: its seed, unless given. */
-    if (seed < 0 && rs_campaign_recorded_seed(f.env.workdir, &f.seed)) {
-        seed = f.seed;
-    }
-    f.seed = seed >= 0 ? (guint64)seed : (guint64)g_get_real_time() / 1000;
-    f.max_cases = cases > 0 ? cases : 0;
-    f.tty = isatty(STDERR_FILENO);
-    f.kernel_sha = rs_file_sha256(f.env.base.kernel);
-    f.cold_wall = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free,
-                                        g_free);
-    f.recorded_cold = -1;
-    id.seed = f.seed;
-    id.shard_i = f.shard_i;
-    id.shard_n = f.shard_n;
-    id.kernel_sha = f.kernel_sha;
-    id.tests = (const char *const *)f.tests;
-    if (!rs_campaign_open(&f.camp, f.env.workdir, &id, &error) ||
-        !load_earlier(&f, &error)) {
+    if (!open_campaign(&f, seed, cases, &cold, &error)) {
         g_printerr("ringside fuzz: %s\n", error->message);
         goto out;
     }
-    f.runs++;
-    /* The cold rate, on the scenarios the snapshot phase starts with. */
-    if (cold == -1) {
-        cold = f.recorded_cold >= 0 ? f.recorded_cold : 4 * f.env.jobs;
-    }
-    f.cold_n = cold;
-    printf("ringside fuzz: seed %" G_GUINT64_FORMAT ", shard %u/%u, %u jobs, "
-           "kernel %s, out %s\n", f.seed, f.shard_i, f.shard_n, f.env.jobs,
-           f.env.base.kernel, f.env.workdir);
-    if (f.camp.earlier->len || f.camp.torn_bytes) {
-        printf("ringside fuzz: resuming: %u cases recorded (%u cold), %u "
-               "left unfinished to run again, %" G_GUINT64_FORMAT " bytes "
-               "of a torn last line dropped\n", f.camp.earlier->len,
-               g_hash_table_size(f.camp.done[1]), f.camp.unfinished,
-               f.camp.torn_bytes);
-    }
     fflush(stdout);
-    fuzz_running = &f;
-    g_unix_signal_add(SIGTERM, on_stop_signal, GINT_TO_POINTER(SIGTERM));
-    g_unix_signal_add(SIGINT, on_stop_signal, GINT_TO_POINTER(SIGINT));
-    g_unix_signal_add(SIGHUP, on_stop_signal, GINT_TO_POINTER(SIGHUP));
-    write_state(&f);
-
-    if (cold > 0) {
-        run_phase(&f, TRUE, cold);
-    }
-    smps = smps_needed(&f);
-    if (smps) {
-        t0 = g_get_monotonic_time();
-        /* Resident QEMUs start from these (with the feed's UART). */
-        f.env.resident = f.resident;
-        if (!rs_fuzz_snapshots(&f.env, smps, &error)) {
-            g_printerr("ringside fuzz: %s\n", error->message);
-            goto out;
-        }
-        f.save_s = (g_get_monotonic_time() - t0) / 1e6;
-        if (!f.max_cases) {
-            f.deadline = g_get_monotonic_time() +
-                         (duration > 0 ? duration : 60) * G_USEC_PER_SEC;
-        } else if (duration > 0) {
-            f.deadline = g_get_monotonic_time() + duration * G_USEC_PER_SEC;
-        }
-        run_phase(&f, FALSE, G_MAXUINT64);
+    if (!run_campaign(&f, cold, duration, &error)) {
+        g_printerr("ringside fuzz: %s\n", error->message);
+        goto out;
     }
     print_summary(&f);
     /* Cases whose QEMU something else killed are not done: say so. */

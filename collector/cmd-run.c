@@ -93,6 +93,117 @@ static char *qemu_last_words(const char *path)
     return g_strdup(n ? lines[n - 1] : "(QEMU printed nothing)");
 }
 
+/* The end case @name expects; RS_END_UNKNOWN, said, if no case is. */
+static RsGuestEnd run_expected_end(const char *name)
+{
+    g_autoptr(GString) known = g_string_new(NULL);
+    gboolean file = g_file_test(name, G_FILE_TEST_EXISTS);
+    guint i;
+
+    for (i = 0; i < G_N_ELEMENTS(cases); i++) {
+        if (g_str_equal(cases[i].name, name)) {
+            return cases[i].expect;
+        }
+        g_string_append_printf(known, "%s%s", i ? ", " : "", cases[i].name);
+    }
+    g_printerr("ringside run: unknown case \"%s\" (known: %s%s%s)\n", name,
+               known->str, file ? "; a case file is named with a '/' or "
+               "\".case\": ./" : "", file ? name : "");
+    return RS_END_UNKNOWN;
+}
+
+/* The one summary line. */
+static void print_summary(const RsGuestConfig *cfg, const RsGuestResult *res,
+                          const RsEventStream *events, const RsTranscript *t,
+                          RsGuestEnd end, const RsVerdictReport *verdicts,
+                          const RsL1Report *l1, gboolean have_sc)
+{
+    int64_t latency;
+    char why[64];
+
+    printf("ringside: case=%s ended=%s bytes=%" G_GUINT64_FORMAT
+           " lines=%u", cfg->case_name, rs_end_names[end], t->wire_bytes,
+           t->lines->len);
+    if (rs_transcript_last_latency(t, &latency)) {
+        printf(" last-line-latency=%.3fms", latency / 1e6);
+    }
+    if (t->lines->len) {
+        const RsLine *last = t->lines->pdata[t->lines->len - 1];
+
+        printf(" guest-time=%.3fs", last->vt_last_ns / 1e9);
+    }
+    printf(" wall=%.2fs pace=%s", res->wall_s, cfg->pace);
+    if (events->ring_state[0]) {
+        printf(" verdict=%s", verdicts->problems ? "problems" : "clean");
+        if (verdicts->problems) {
+            printf(":%" G_GUINT64_FORMAT, verdicts->problems);
+        }
+        if (verdicts->lines[RS_V_UNCHECKED]) {
+            printf(" unchecked=%" G_GUINT64_FORMAT,
+                   verdicts->lines[RS_V_UNCHECKED]);
+        }
+    }
+    if (l1->present) {
+        printf(" l1=%s", l1->problems ? "problems" : "clean");
+        if (l1->problems) {
+            printf(":%" G_GUINT64_FORMAT, l1->problems);
+        }
+    }
+    if (t->unsent_bytes || t->overrun_bytes || t->cleared_bytes ||
+        t->refused_bytes) {
+        printf(" unsent=%" G_GUINT64_FORMAT " overrun=%" G_GUINT64_FORMAT
+               " cleared=%" G_GUINT64_FORMAT " refused=%" G_GUINT64_FORMAT,
+               t->unsent_bytes, t->overrun_bytes, t->cleared_bytes,
+               t->refused_bytes);
+    }
+    /* Timing-dependent results (flush times, what got out before a
+     * timeout, overruns) are the host's when this says no. */
+    if (rs_run_faithful(res, why, sizeof(why))) {
+        printf(" faithful=yes");
+    } else {
+        printf(" faithful=no(%s)", why);
+    }
+    if (events->lost_events || events->index_gaps) {
+        printf(" LOST-EVENTS=%" G_GUINT64_FORMAT,
+               events->lost_events + events->index_gaps);
+    }
+    if (have_sc) {
+        RsOutcome o;
+
+        if (rs_outcome_judge(res, RS_END_PANIC, &o, NULL)) {
+            printf(" class=%s", rs_class_names[o.klass]);
+        }
+    }
+    printf(" out=%s\n", cfg->outdir);
+    fflush(stdout);
+}
+
+/* 0 if the guest ended as the case expects and no event was lost; else
+ * 1, said. */
+static int run_status(const RsGuestConfig *cfg, const RsGuestResult *res,
+                      const RsEventStream *events, RsGuestEnd end,
+                      RsGuestEnd expect)
+{
+    if (end == RS_END_QEMU_ERROR) {
+        g_autofree char *why = qemu_last_words(res->qemu_log_path);
+
+        g_printerr("ringside run: QEMU exited with status %d: %s\n",
+                   res->exit_status, why);
+    } else if (end != expect && end == RS_END_TIMEOUT) {
+        g_printerr("ringside run: the guest did not end within %d s\n",
+                   cfg->timeout_s);
+    } else if (end != expect) {
+        g_printerr("ringside run: case %s should end in %s, but the guest "
+                   "ended in %s\n", cfg->case_name, rs_end_names[expect],
+                   rs_end_names[end]);
+    } else if (events->lost_events || events->index_gaps) {
+        g_printerr("ringside run: the event stream lost records\n");
+    } else {
+        return 0;
+    }
+    return 1;
+}
+
 /*
  * @cfg from the defaults, a case file's [origin] if --case names one, and
  * then the options given (@smp, @memory, @timeout: -1 if not).
@@ -171,9 +282,7 @@ int rs_cmd_run(int argc, char **argv)
     int smp = -1, memory = -1, timeout = -1;   /* -1: not given */
     RsScenario sc;
     gboolean have_sc = FALSE;
-    int64_t latency;
     RsGuestEnd end, expect = RS_END_UNKNOWN;
-    guint i;
     int status = 1;
     const GOptionEntry entries[] = {
         { "case", 'c', 0, G_OPTION_ARG_STRING, &given.case_name,
@@ -233,24 +342,8 @@ int rs_cmd_run(int argc, char **argv)
         g_printerr("ringside run: %s\n", error->message);
         goto out;
     }
-    for (i = 0; i < G_N_ELEMENTS(cases); i++) {
-        if (g_str_equal(cases[i].name, cfg.case_name)) {
-            expect = cases[i].expect;
-        }
-    }
+    expect = run_expected_end(cfg.case_name);
     if (expect == RS_END_UNKNOWN) {
-        g_autoptr(GString) known = g_string_new(NULL);
-
-        for (i = 0; i < G_N_ELEMENTS(cases); i++) {
-            g_string_append_printf(known, "%s%s", i ? ", " : "",
-                                   cases[i].name);
-        }
-        g_printerr("ringside run: unknown case \"%s\" (known: %s%s%s)\n",
-                   cfg.case_name, known->str,
-                   g_file_test(cfg.case_name, G_FILE_TEST_EXISTS) ?
-                   "; a case file is named with a '/' or \".case\": ./" : "",
-                   g_file_test(cfg.case_name, G_FILE_TEST_EXISTS) ?
-                   cfg.case_name : "");
         goto out;
     }
     if (!cfg.outdir) {
@@ -300,83 +393,9 @@ int rs_cmd_run(int argc, char **argv)
         rs_l1_report_print(stdout, events, &l1);
     }
 
-    printf("ringside: case=%s ended=%s bytes=%" G_GUINT64_FORMAT
-           " lines=%u", cfg.case_name, rs_end_names[end], t->wire_bytes,
-           t->lines->len);
-    if (rs_transcript_last_latency(t, &latency)) {
-        printf(" last-line-latency=%.3fms", latency / 1e6);
-    }
-    if (t->lines->len) {
-        const RsLine *last = t->lines->pdata[t->lines->len - 1];
+    print_summary(&cfg, &res, events, t, end, &verdicts, &l1, have_sc);
 
-        printf(" guest-time=%.3fs", last->vt_last_ns / 1e9);
-    }
-    printf(" wall=%.2fs pace=%s", res.wall_s, cfg.pace);
-    if (events->ring_state[0]) {
-        printf(" verdict=%s", verdicts.problems ? "problems" : "clean");
-        if (verdicts.problems) {
-            printf(":%" G_GUINT64_FORMAT, verdicts.problems);
-        }
-        if (verdicts.lines[RS_V_UNCHECKED]) {
-            printf(" unchecked=%" G_GUINT64_FORMAT,
-                   verdicts.lines[RS_V_UNCHECKED]);
-        }
-    }
-    if (l1.present) {
-        printf(" l1=%s", l1.problems ? "problems" : "clean");
-        if (l1.problems) {
-            printf(":%" G_GUINT64_FORMAT, l1.problems);
-        }
-    }
-    if (t->unsent_bytes || t->overrun_bytes || t->cleared_bytes ||
-        t->refused_bytes) {
-        printf(" unsent=%" G_GUINT64_FORMAT " overrun=%" G_GUINT64_FORMAT
-               " cleared=%" G_GUINT64_FORMAT " refused=%" G_GUINT64_FORMAT,
-               t->unsent_bytes, t->overrun_bytes, t->cleared_bytes,
-               t->refused_bytes);
-    }
-    {
-        char why[64];
-
-        /* Timing-dependent results (flush times, what got out before a
-         * timeout, overruns) are the host's when this says no. */
-        if (rs_run_faithful(&res, why, sizeof(why))) {
-            printf(" faithful=yes");
-        } else {
-            printf(" faithful=no(%s)", why);
-        }
-    }
-    if (events->lost_events || events->index_gaps) {
-        printf(" LOST-EVENTS=%" G_GUINT64_FORMAT,
-               events->lost_events + events->index_gaps);
-    }
-    if (have_sc) {
-        RsOutcome o;
-
-        if (rs_outcome_judge(&res, RS_END_PANIC, &o, NULL)) {
-            printf(" class=%s", rs_class_names[o.klass]);
-        }
-    }
-    printf(" out=%s\n", cfg.outdir);
-    fflush(stdout);
-
-    if (end == RS_END_QEMU_ERROR) {
-        g_autofree char *why = qemu_last_words(res.qemu_log_path);
-
-        g_printerr("ringside run: QEMU exited with status %d: %s\n",
-                   res.exit_status, why);
-    } else if (end != expect && end == RS_END_TIMEOUT) {
-        g_printerr("ringside run: the guest did not end within %d s\n",
-                   cfg.timeout_s);
-    } else if (end != expect) {
-        g_printerr("ringside run: case %s should end in %s, but the guest "
-                   "ended in %s\n", cfg.case_name, rs_end_names[expect],
-                   rs_end_names[end]);
-    } else if (events->lost_events || events->index_gaps) {
-        g_printerr("ringside run: the event stream lost records\n");
-    } else {
-        status = 0;
-    }
+    status = run_status(&cfg, &res, events, end, expect);
 out:
     rs_guest_config_clear(&cfg);
     rs_guest_result_clear(&res);
