@@ -202,6 +202,26 @@ static gboolean check_args(const XmlArgs *a, int argc)
     return !bad;
 }
 
+/* @xml defined on @conn, its name said; or, without @define, printed. */
+static gboolean deliver(virConnectPtr conn, const char *xml, gboolean define,
+                        GError **error)
+{
+    virDomainPtr d;
+
+    if (!define) {
+        fputs(xml, stdout);
+        return TRUE;
+    }
+    d = virDomainDefineXML(conn, xml);
+    if (!d) {
+        rs_virt_error(error, "cannot define the domain");
+        return FALSE;
+    }
+    printf("defined domain %s\n", virDomainGetName(d));
+    virDomainFree(d);
+    return TRUE;
+}
+
 int rs_cmd_libvirt_xml(int argc, char **argv)
 {
     g_autoptr(GOptionContext) ctx = NULL;
@@ -292,22 +312,10 @@ int rs_cmd_libvirt_xml(int argc, char **argv)
     }
     out = a.new_name ? new_domain(&a, &opt, &error)
                      : existing_domain(conn, a.domain, argv[1], &opt, &error);
-    if (out && a.define) {
-        virDomainPtr d = virDomainDefineXML(conn, out);
-
-        if (!d) {
-            rs_virt_error(&error, "cannot define the domain");
-            goto out;
-        }
-        printf("defined domain %s\n", virDomainGetName(d));
-        virDomainFree(d);
-    } else if (out) {
-        fputs(out, stdout);
-    }
-    if (out) {
+    if (out && deliver(conn, out, a.define, &error)) {
         warn_unreachable(opt.qemu);
+        status = 0;
     }
-    status = out ? 0 : 1;
 out:
     if (error) {
         g_printerr("ringside libvirt-xml: %s\n", error->message);
