@@ -110,7 +110,8 @@ EOF
         export DEBIAN_FRONTEND=noninteractive
         chroot '$root' apt-get install -y -qq --no-install-recommends $packages
         chroot '$root' apt-get install -y -qq --no-install-recommends \
-            -t $suite $want" >"$dir/apt.log" 2>&1 ||
+            -t $suite $want
+        chroot '$root' apt-get clean" >"$dir/apt.log" 2>&1 ||
         { tail -n 20 "$dir/apt.log" >&2; die "installing libvirt failed"; }
     echo "$key" >"$dir/key"
 fi
