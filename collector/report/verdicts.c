@@ -177,16 +177,10 @@ static void print_byte(FILE *f, int b)
     }
 }
 
-void rs_verdict_report_print(FILE *f, const RsEventStream *s,
-                             const RsVerdictReport *r)
+/* "ring: attached (via ...); device summary agrees" */
+static void print_ring_line(FILE *f, const RsEventStream *s,
+                            const RsVerdictReport *r)
 {
-    guint64 total = 0;
-    guint i, shown;
-    int k;
-
-    for (k = 0; k < RS_V_LINE_COUNT; k++) {
-        total += r->lines[k];
-    }
     fprintf(f, "ring: %s", s->ring_state[0] ? s->ring_state : "never seen");
     if (s->ring_via[0]) {
         fprintf(f, " (via %s", s->ring_via);
@@ -199,11 +193,22 @@ void rs_verdict_report_print(FILE *f, const RsEventStream *s,
             (r->summary_agrees ? "device summary agrees" :
              "DEVICE SUMMARY DIFFERS from its events") :
             "no device summary (the guest had not stopped)");
+}
+
+/* The console lines' table, ok's latency beside it. */
+static void print_line_table(FILE *f, const RsVerdictReport *r)
+{
+    guint64 total = 0;
+    int k;
+
+    for (k = 0; k < RS_V_LINE_COUNT; k++) {
+        total += r->lines[k];
+    }
     fprintf(f, "console lines %15" G_GUINT64_FORMAT "\n", total);
     for (k = 0; k < RS_V_LINE_COUNT; k++) {
         fprintf(f, "  %-16s %10" G_GUINT64_FORMAT, rs_verdict_names[k],
                 r->lines[k]);
-        if (k == 0 && r->lat_n) {
+        if (k == RS_V_OK && r->lat_n) {
             fprintf(f, "  latency ms: min %.3f  p50 %.3f  p99 %.3f  max %.3f"
                     " (%" G_GUINT64_FORMAT " lines", r->lat_min / 1e6,
                     r->lat_p50 / 1e6, r->lat_p99 / 1e6, r->lat_max / 1e6,
@@ -213,58 +218,72 @@ void rs_verdict_report_print(FILE *f, const RsEventStream *s,
                         r->lat_unknown + r->lat_negative);
             }
             fputc(')', f);
-        } else if (k && r->lines[k]) {
+        } else if (k != RS_V_OK && r->lines[k]) {
             fprintf(f, "  %s", line_notes[k]);
         }
         fputc('\n', f);
     }
     fprintf(f, "ring records not on the console\n");
-    rs_verdict_print_rows(f, (rs_verdict_names + RS_V_MISSING), r->records, record_notes,
-                          RS_V_RECORD_COUNT);
+    rs_verdict_print_rows(f, rs_verdict_names + RS_V_MISSING, r->records,
+                          record_notes, RS_V_RECORD_COUNT);
+}
+
+/* One damaged line, with what is known of how. */
+static void print_damaged_line(FILE *f, const RsEventStream *s,
+                               const RsLineVerdict *lv)
+{
+    guint64 cleared;
+
+    fprintf(f, "  %s line, bytes %" G_GUINT64_FORMAT "..%" G_GUINT64_FORMAT,
+            lv->verdict, lv->first, lv->last);
+    if (lv->has_seq) {
+        fprintf(f, ", seq %" G_GUINT64_FORMAT, lv->seq);
+    }
+    if (!strcmp(lv->verdict, "torn") && lv->by_user) {
+        fprintf(f, " torn by user space: bytes %" G_GUINT64_FORMAT
+                "..%" G_GUINT64_FORMAT, lv->first + lv->user_at,
+                lv->first + lv->user_at + lv->user_len - 1);
+    } else if (!strcmp(lv->verdict, "torn")) {
+        fprintf(f, " with seq %" G_GUINT64_FORMAT, lv->seq2);
+    }
+    if (!strcmp(lv->verdict, "unmatched") && unvouched_reason(lv->why)) {
+        fprintf(f, ": the ring cannot vouch for it, %s",
+                unvouched_reason(lv->why));
+    }
+    if (!strcmp(lv->verdict, "corrupt")) {
+        fprintf(f, ": byte %d is ", lv->at);
+        print_byte(f, lv->got);
+        fputs(", the record has ", f);
+        print_byte(f, lv->want);
+    }
+    cleared = rs_event_stream_cleared_in(s, lv->first, lv->last);
+    if (cleared) {
+        fprintf(f, " (%" G_GUINT64_FORMAT " of its bytes discarded by "
+                "the guest's transmit FIFO reset)", cleared);
+    }
+    fputc('\n', f);
+}
+
+/* The first RS_DETAIL_MAX damaged lines and missing records. */
+static void print_details(FILE *f, const RsEventStream *s)
+{
+    guint i, shown;
+
     for (i = 0, shown = 0; i < s->lines->len && shown < RS_DETAIL_MAX;
          i++) {
         const RsLineVerdict *lv = &g_array_index(s->lines, RsLineVerdict, i);
-        guint64 cleared;
 
-        if (!rs_verdict_is_problem(lv->verdict)) {
-            continue;
+        if (rs_verdict_is_problem(lv->verdict)) {
+            shown++;
+            print_damaged_line(f, s, lv);
         }
-        shown++;
-        fprintf(f, "  %s line, bytes %" G_GUINT64_FORMAT "..%" G_GUINT64_FORMAT,
-                lv->verdict, lv->first, lv->last);
-        if (lv->has_seq) {
-            fprintf(f, ", seq %" G_GUINT64_FORMAT, lv->seq);
-        }
-        if (!strcmp(lv->verdict, "torn") && lv->by_user) {
-            fprintf(f, " torn by user space: bytes %" G_GUINT64_FORMAT
-                    "..%" G_GUINT64_FORMAT, lv->first + lv->user_at,
-                    lv->first + lv->user_at + lv->user_len - 1);
-        } else if (!strcmp(lv->verdict, "torn")) {
-            fprintf(f, " with seq %" G_GUINT64_FORMAT, lv->seq2);
-        }
-        if (!strcmp(lv->verdict, "unmatched") && unvouched_reason(lv->why)) {
-            fprintf(f, ": the ring cannot vouch for it, %s",
-                    unvouched_reason(lv->why));
-        }
-        if (!strcmp(lv->verdict, "corrupt")) {
-            fprintf(f, ": byte %d is ", lv->at);
-            print_byte(f, lv->got);
-            fputs(", the record has ", f);
-            print_byte(f, lv->want);
-        }
-        cleared = rs_event_stream_cleared_in(s, lv->first, lv->last);
-        if (cleared) {
-            fprintf(f, " (%" G_GUINT64_FORMAT " of its bytes discarded by "
-                    "the guest's transmit FIFO reset)", cleared);
-        }
-        fputc('\n', f);
     }
     for (i = 0, shown = 0; i < s->records->len && shown < RS_DETAIL_MAX;
          i++) {
         const RsRecordVerdict *rv = &g_array_index(s->records,
                                                    RsRecordVerdict, i);
 
-        if (strcmp(rv->verdict, "missing")) {
+        if (strcmp(rv->verdict, rs_verdict_name(RS_V_MISSING))) {
             continue;
         }
         shown++;
@@ -277,6 +296,11 @@ void rs_verdict_report_print(FILE *f, const RsEventStream *s,
         }
         fputc('\n', f);
     }
+}
+
+/* What the reader needs to know to read the counts right. */
+static void print_footnotes(FILE *f, const RsVerdictReport *r)
+{
     if (r->prefix == 0 && r->lines[RS_V_USER]) {
         fputs("  (the console prints no timestamp: printk.time=0.  Level 0 "
               "then tells user\n   space's lines from the kernel's by "
@@ -305,6 +329,15 @@ void rs_verdict_report_print(FILE *f, const RsEventStream *s,
                 "close of the\n   console's tty.  A 16550A loses them too.)\n",
                 r->fifo_reset);
     }
+}
+
+void rs_verdict_report_print(FILE *f, const RsEventStream *s,
+                             const RsVerdictReport *r)
+{
+    print_ring_line(f, s, r);
+    print_line_table(f, r);
+    print_details(f, s);
+    print_footnotes(f, r);
     fprintf(f, "verdict: %s", r->problems ? "PROBLEMS" : "clean");
     if (r->problems) {
         fprintf(f, " (%" G_GUINT64_FORMAT ")", r->problems);
