@@ -16,9 +16,11 @@ the wire by a takeover counts only if it was never reprinted whole.
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
+import time
 
 cache = os.environ.get("RINGSIDE_CACHE", os.path.expanduser("~/.cache/ringside"))
 ringside = os.environ["RINGSIDE_BIN"]
@@ -103,6 +105,21 @@ def replay_notices(out):
     return n
 
 
+def keep(out, name, summary):
+    """A failing run's directory, kept in the cache with what it said: a
+    case that fails once in many runs is then there to read."""
+    dest = os.path.join(cache, "failed", "panic-%s-%d" % (
+        re.sub(r"[^a-z0-9=.-]+", "_", name), int(time.time())))
+    shutil.copytree(out, dest, ignore=shutil.ignore_patterns("guest.ram"))
+    print("# kept: %s" % dest)
+    for line in summary.strip().splitlines()[-1:]:
+        print("# " + line)
+    with open(os.path.join(out, "console.log"), "rb") as f:
+        tail = f.read()[-600:].decode("utf-8", "replace")
+    for line in tail.splitlines()[-6:]:
+        print("#   " + line)
+
+
 def one(smp, case, storm):
     with tempfile.TemporaryDirectory(prefix="ringside-panic-") as out:
         r = subprocess.run([ringside, "run", "-q", "--kernel", kernel,
@@ -141,6 +158,8 @@ def one(smp, case, storm):
             bad["panic-record"] = "not delivered"
         if not l1["summary_agrees"]:
             bad["summary"] = "differs"
+        if bad:
+            keep(out, name, r.stdout)
         check(not bad, "%s: %d delivered, %d dropped by the kernel, %d "
               "takeovers, %d cut brackets reprinted%s%s" %
               (name, rec["delivered"], rec["dropped"], l1["takeovers"],
