@@ -73,28 +73,115 @@ static void print_run(const char *what, const RsFuzzCase *c)
            c->out.torn, c->out.corrupt, c->out.duplicated, c->wall_s, c->dir);
 }
 
+/*
+ * @env for replaying @file: the case's own kernel and pacing, as its
+ * [origin] says, unless --kernel gives another; its memory.
+ */
+static gboolean replay_configure(RsFuzzEnv *env, const char *file,
+                                 GHashTable *origin, RsGuestGiven *given,
+                                 int timeout, GError **error)
+{
+    const char *v;
+
+    rs_guest_config_defaults(&env->base);
+    v = g_hash_table_lookup(origin, "kernel");
+    if (v && !given->kernel) {
+        given->kernel = g_strdup(v);
+    }
+    v = g_hash_table_lookup(origin, "pace");
+    g_free(given->pace);
+    given->pace = g_strdup(v && !strcmp(v, "line") ? "line" : "off");
+    rs_guest_given_apply(given, &env->base);
+    v = g_hash_table_lookup(origin, "memory");
+    if (v && !rs_origin_int(file, "memory", v, RS_MEMORY_MIN, RS_MEMORY_MAX,
+                            &env->base.memory_mib, error)) {
+        return FALSE;
+    }
+    env->base.timeout_s = timeout;
+    env->jobs = 1;
+    /* A RAM file would start the replay on the recording's last RAM. */
+    env->no_ram_file = TRUE;
+    if (!rs_fuzz_env_check(env, error)) {
+        return FALSE;
+    }
+    env->workdir = env->base.outdir ? g_strdup(env->base.outdir) :
+                   g_dir_make_tmp("ringside-replay-XXXXXX", error);
+    if (!env->workdir) {
+        return FALSE;
+    }
+    env->base.rr_file = g_build_filename(env->workdir, "replay.bin", NULL);
+    return TRUE;
+}
+
+/* The case run under QEMU's record, then under its replay: both judged? */
+static gboolean record_and_replay(RsFuzzEnv *env, RsFuzzCase *rec,
+                                  RsFuzzCase *rep)
+{
+    rec->cold = rep->cold = TRUE;
+    rep->sc = rec->sc;
+    rec->dir = g_build_filename(env->workdir, "record", NULL);
+    rep->dir = g_build_filename(env->workdir, "replay", NULL);
+    env->base.rr_mode = g_strdup("record");
+    rs_fuzz_run_one(env, rec);
+    print_run("record", rec);
+    if (!rec->judged) {
+        return FALSE;
+    }
+    g_free(env->base.rr_mode);
+    env->base.rr_mode = g_strdup("replay");
+    rs_fuzz_run_one(env, rep);
+    print_run("replay", rep);
+    return rep->judged;
+}
+
+/* 0 if the two runs had the same wire and verdicts, 1 if not (said);
+ * 2 if they could not be compared. */
+static int compare_runs(const char *file, const RsFuzzEnv *env,
+                        const RsFuzzCase *rec, const RsFuzzCase *rep)
+{
+    g_autoptr(GError) error = NULL;
+    g_autofree char *dig1 = NULL, *dig2 = NULL;
+    guint64 n1 = 0, n2 = 0;
+
+    dig1 = run_digest(rec, &n1, &error);
+    dig2 = dig1 ? run_digest(rep, &n2, &error) : NULL;
+    if (!dig2) {
+        g_printerr("ringside replay: %s\n", error->message);
+        return 2;
+    }
+    if (!strcmp(dig1, dig2) && rec->out.klass == rep->out.klass) {
+        printf("ringside: replay reproduced %s: %" G_GUINT64_FORMAT
+               " wire bytes at the same virtual times, the same verdicts, "
+               "class=%s out=%s\n", file, n1,
+               rs_class_names[rep->out.klass], env->workdir);
+        return 0;
+    }
+    printf("ringside: replay DIFFERS from the recording of %s: %"
+           G_GUINT64_FORMAT " vs %" G_GUINT64_FORMAT " wire bytes, "
+           "class %s vs %s out=%s\n", file, n1, n2,
+           rs_class_names[rec->out.klass], rs_class_names[rep->out.klass],
+           env->workdir);
+    return 1;
+}
+
 int rs_cmd_replay(int argc, char **argv)
 {
     g_autoptr(GError) error = NULL;
     g_autoptr(GOptionContext) ctx = NULL;
     g_autoptr(GHashTable) origin = NULL;
-    g_autofree char *kernel = NULL, *out = NULL, *qemu = NULL;
-    g_autofree char *d1 = NULL, *d2 = NULL;
-    g_autofree char *dig1 = NULL, *dig2 = NULL;
+    g_auto(RsGuestGiven) given = { 0 };
     RsFuzzEnv env;
     RsFuzzCase rec = { 0 }, rep = { 0 };
-    guint64 n1 = 0, n2 = 0;
     int timeout = 120;
-    const char *v;
     int status = 2;
     const GOptionEntry entries[] = {
-        { "kernel", 'k', 0, G_OPTION_ARG_FILENAME, &kernel,
+        { "kernel", 'k', 0, G_OPTION_ARG_FILENAME, &given.kernel,
           "Guest bzImage (default: the one the case file names)", "FILE" },
-        { "qemu", 0, 0, G_OPTION_ARG_FILENAME, &qemu,
+        { "qemu", 0, 0, G_OPTION_ARG_FILENAME, &given.qemu,
           "QEMU fork binary (default: the cached build)", "FILE" },
         { "timeout", 't', 0, G_OPTION_ARG_INT, &timeout,
           "Seconds each of the two runs may take (default 120)", "S" },
-        { "out", 'o', 0, G_OPTION_ARG_FILENAME, &out,
+        { "out", 'o', 0, G_OPTION_ARG_FILENAME, &given.outdir,
           "Directory for the recording and both runs (default: a new "
           "directory under /tmp)", "DIR" },
         { NULL }
@@ -129,81 +216,16 @@ int rs_cmd_replay(int argc, char **argv)
                    "run --case')\n", argv[1], rec.sc.smp);
         return 2;
     }
-
-    rs_guest_config_defaults(&env.base);
-    v = g_hash_table_lookup(origin, "kernel");
-    if (kernel || v) {
-        g_free(env.base.kernel);
-        env.base.kernel = kernel ? g_steal_pointer(&kernel) : g_strdup(v);
-    }
-    if (qemu) {
-        g_free(env.base.qemu);
-        env.base.qemu = g_steal_pointer(&qemu);
-    }
-    v = g_hash_table_lookup(origin, "pace");
-    g_free(env.base.pace);
-    env.base.pace = g_strdup(v && !strcmp(v, "line") ? "line" : "off");
-    v = g_hash_table_lookup(origin, "memory");
-    if (v && !rs_origin_int(argv[1], "memory", v, RS_MEMORY_MIN,
-                            RS_MEMORY_MAX, &env.base.memory_mib, &error)) {
+    if (!replay_configure(&env, argv[1], origin, &given, timeout, &error)) {
         g_printerr("ringside replay: %s\n", error->message);
         goto out;
     }
-    env.base.timeout_s = timeout;
-    env.jobs = 1;
-    /* A RAM file would start the replay on the recording's last RAM. */
-    env.no_ram_file = TRUE;
-    if (!rs_fuzz_env_check(&env, &error)) {
-        g_printerr("ringside replay: %s\n", error->message);
-        goto out;
-    }
-    env.workdir = out ? g_steal_pointer(&out) :
-                  g_dir_make_tmp("ringside-replay-XXXXXX", &error);
-    if (!env.workdir) {
-        g_printerr("ringside replay: %s\n", error->message);
-        goto out;
-    }
-    env.base.rr_file = g_build_filename(env.workdir, "replay.bin", NULL);
-
-    rec.cold = rep.cold = TRUE;
-    rep.sc = rec.sc;
-    rec.dir = d1 = g_build_filename(env.workdir, "record", NULL);
-    rep.dir = d2 = g_build_filename(env.workdir, "replay", NULL);
-    env.base.rr_mode = g_strdup("record");
-    rs_fuzz_run_one(&env, &rec);
-    print_run("record", &rec);
-    if (!rec.judged) {
-        goto out;
-    }
-    g_free(env.base.rr_mode);
-    env.base.rr_mode = g_strdup("replay");
-    rs_fuzz_run_one(&env, &rep);
-    print_run("replay", &rep);
-    if (!rep.judged) {
-        goto out;
-    }
-
-    dig1 = run_digest(&rec, &n1, &error);
-    dig2 = dig1 ? run_digest(&rep, &n2, &error) : NULL;
-    if (!dig2) {
-        g_printerr("ringside replay: %s\n", error->message);
-        goto out;
-    }
-    if (!strcmp(dig1, dig2) && rec.out.klass == rep.out.klass) {
-        printf("ringside: replay reproduced %s: %" G_GUINT64_FORMAT
-               " wire bytes at the same virtual times, the same verdicts, "
-               "class=%s out=%s\n", argv[1], n1,
-               rs_class_names[rep.out.klass], env.workdir);
-        status = 0;
-    } else {
-        printf("ringside: replay DIFFERS from the recording of %s: %"
-               G_GUINT64_FORMAT " vs %" G_GUINT64_FORMAT " wire bytes, "
-               "class %s vs %s out=%s\n", argv[1], n1, n2,
-               rs_class_names[rec.out.klass], rs_class_names[rep.out.klass],
-               env.workdir);
-        status = 1;
+    if (record_and_replay(&env, &rec, &rep)) {
+        status = compare_runs(argv[1], &env, &rec, &rep);
     }
 out:
+    g_free(rec.dir);
+    g_free(rep.dir);
     g_free(rec.error);
     g_free(rep.error);
     rs_fuzz_env_clear(&env);
