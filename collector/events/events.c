@@ -353,6 +353,9 @@ static gboolean fast_lit(const char **p, const char *lit)
     return TRUE;
 }
 
+/* Longer than any head the device writes ({"v":N,"ev":"NAME"). */
+#define EVENT_HEAD_MAX  64
+
 /*
  * The event type in the head the device writes ({"v":N,"ev":"NAME"), N a
  * version this reader takes, or -1; @head_len, if given, its length.
@@ -778,8 +781,9 @@ int rs_event_line_type(const char *line, gsize len)
 
 gboolean rs_event_line_is_start(const char *line)
 {
-    /* The device writes each record's members in one fixed order. */
-    return rs_event_line_type(line, strlen(line)) == RS_EV_START;
+    /* Only the head is read: a NUL within it ends the line early. */
+    return event_head(line, strnlen(line, EVENT_HEAD_MAX), NULL) ==
+           RS_EV_START;
 }
 
 RsEventStream *rs_event_stream_new(void)
