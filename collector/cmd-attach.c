@@ -417,6 +417,92 @@ static gboolean on_signal(gpointer opaque)
     return G_SOURCE_CONTINUE;
 }
 
+/* The options' own checks, each failure said. */
+static gboolean attach_check(Attach *a, gboolean all, const char *rotate_size)
+{
+    g_autoptr(GError) error = NULL;
+
+    if (!a->domain == !all) {
+        g_printerr("ringside attach: give --domain NAME or --all\n");
+        return FALSE;
+    }
+    if (a->outdir && !all) {
+        g_printerr("ringside attach: --output is for --all\n");
+        return FALSE;
+    }
+    if (a->boots < 0) {
+        g_printerr("ringside attach: --boots must be 0 or more\n");
+        return FALSE;
+    }
+    if ((a->events_socket || a->keep_events) && all) {
+        g_printerr("ringside attach: --events-socket and --keep-events are "
+                   "for one --domain\n");
+        return FALSE;
+    }
+    if (a->events_socket && !rs_ev_socket_address(a->events_socket)) {
+        g_printerr("ringside attach: --events-socket takes unix:PATH or "
+                   "tcp:HOST:PORT\n");
+        return FALSE;
+    }
+    a->rotate_size = 64 * 1024 * 1024;
+    if (rotate_size && !rs_parse_size(rotate_size, &a->rotate_size)) {
+        g_printerr("ringside attach: --rotate-size %s: expected a size in "
+                   "bytes, with K, M or G\n", rotate_size);
+        return FALSE;
+    }
+    if (!rs_opt_range("--rotate-count", a->rotate_count, 0, 1000, &error) ||
+        !rs_opt_range("--rotate-size", a->rotate_size, 4096, 0, &error)) {
+        g_printerr("ringside attach: %s\n", error->message);
+        return FALSE;
+    }
+    return TRUE;
+}
+
+/* Follow until stopped: 0, or 1 if a boot was not clean (or the first
+ * connection failed, @error set). */
+static int attach_follow(Attach *a, GError **error)
+{
+    guint sig_int, sig_term;
+
+    rs_virt_init();
+    a->followers = g_hash_table_new_full(g_str_hash, g_str_equal, g_free,
+                                        (GDestroyNotify)rs_follower_free);
+    a->files = g_ptr_array_new();
+    a->loop = g_main_loop_new(NULL, FALSE);
+    if (!connect_now(a, error)) {
+        return 1;
+    }
+    sig_int = g_unix_signal_add(SIGINT, on_signal, a);
+    sig_term = g_unix_signal_add(SIGTERM, on_signal, a);
+    g_main_loop_run(a->loop);
+    g_source_remove(sig_int);
+    g_source_remove(sig_term);
+    return a->boots && !a->all_clean ? 1 : 0;
+}
+
+static void attach_clear(Attach *a)
+{
+    guint i;
+
+    g_clear_handle_id(&a->reconnect_id, g_source_remove);
+    /* Judges what is still open before the connection goes. */
+    g_hash_table_unref(a->followers);
+    disconnect(a);
+    for (i = 0; i < a->files->len; i++) {
+        fclose(a->files->pdata[i]);
+    }
+    g_ptr_array_unref(a->files);
+    g_main_loop_unref(a->loop);
+    g_free(a->uri);
+    g_free(a->domain);
+    g_free(a->outdir);
+    g_free(a->events_socket);
+    g_free(a->keep_events);
+    if (a->journal && a->journal != stdout) {
+        fclose(a->journal);
+    }
+}
+
 int rs_cmd_attach(int argc, char **argv)
 {
     g_autoptr(GOptionContext) ctx = NULL;
@@ -424,9 +510,7 @@ int rs_cmd_attach(int argc, char **argv)
     Attach a = { .lifecycle_id = -1, .all_clean = TRUE, .rotate_count = 4 };
     g_autofree char *rotate_size = NULL, *journal = NULL;
     gboolean all = FALSE;
-    guint sig_int, sig_term;
     int status = 1;
-    guint i;
     const GOptionEntry entries[] = {
         { "connect", 'c', 0, G_OPTION_ARG_STRING, &a.uri,
           "libvirt URI (default qemu:///system)", "URI" },
@@ -471,38 +555,7 @@ int rs_cmd_attach(int argc, char **argv)
     if (!rs_parse_options(ctx, &argc, &argv, 0)) {
         return 2;
     }
-    if (!a.domain == !all) {
-        g_printerr("ringside attach: give --domain NAME or --all\n");
-        return 2;
-    }
-    if (a.outdir && !all) {
-        g_printerr("ringside attach: --output is for --all\n");
-        return 2;
-    }
-    if (a.boots < 0) {
-        g_printerr("ringside attach: --boots must be 0 or more\n");
-        return 2;
-    }
-    if ((a.events_socket || a.keep_events) && all) {
-        g_printerr("ringside attach: --events-socket and --keep-events are "
-                   "for one --domain\n");
-        return 2;
-    }
-    if (a.events_socket && !rs_ev_socket_address(a.events_socket)) {
-        g_printerr("ringside attach: --events-socket takes unix:PATH or "
-                   "tcp:HOST:PORT\n");
-        return 2;
-    }
-    a.rotate_size = 64 * 1024 * 1024;
-    if (rotate_size && !rs_parse_size(rotate_size, &a.rotate_size)) {
-        g_printerr("ringside attach: --rotate-size %s: expected a size in "
-                   "bytes, with K, M or G\n", rotate_size);
-        return 2;
-    }
-    if (a.rotate_count < 0 || a.rotate_count > 1000 ||
-        a.rotate_size < 4096) {
-        g_printerr("ringside attach: --rotate-count must be 0..1000 and "
-                   "--rotate-size at least 4K\n");
+    if (!attach_check(&a, all, rotate_size)) {
         return 2;
     }
     if (journal && !strcmp(journal, "-")) {
@@ -526,39 +579,10 @@ int rs_cmd_attach(int argc, char **argv)
         return 1;
     }
 
-    rs_virt_init();
-    a.followers = g_hash_table_new_full(g_str_hash, g_str_equal, g_free,
-                                        (GDestroyNotify)rs_follower_free);
-    a.files = g_ptr_array_new();
-    a.loop = g_main_loop_new(NULL, FALSE);
-    if (!connect_now(&a, &error)) {
+    status = attach_follow(&a, &error);
+    if (error) {
         g_printerr("ringside attach: %s\n", error->message);
-        goto out;
     }
-    sig_int = g_unix_signal_add(SIGINT, on_signal, &a);
-    sig_term = g_unix_signal_add(SIGTERM, on_signal, &a);
-    g_main_loop_run(a.loop);
-    g_source_remove(sig_int);
-    g_source_remove(sig_term);
-    status = a.boots && !a.all_clean ? 1 : 0;
-
-out:
-    g_clear_handle_id(&a.reconnect_id, g_source_remove);
-    /* Judges what is still open before the connection goes. */
-    g_hash_table_unref(a.followers);
-    disconnect(&a);
-    for (i = 0; i < a.files->len; i++) {
-        fclose(a.files->pdata[i]);
-    }
-    g_ptr_array_unref(a.files);
-    g_main_loop_unref(a.loop);
-    g_free(a.uri);
-    g_free(a.domain);
-    g_free(a.outdir);
-    g_free(a.events_socket);
-    g_free(a.keep_events);
-    if (a.journal && a.journal != stdout) {
-        fclose(a.journal);
-    }
+    attach_clear(&a);
     return status;
 }

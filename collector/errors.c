@@ -19,3 +19,20 @@ gboolean rs_parse_options(GOptionContext *ctx, int *argc, char ***argv,
     }
     return TRUE;
 }
+
+gboolean rs_opt_range(const char *opt, gint64 v, gint64 lo, gint64 hi,
+                      GError **error)
+{
+    if (v >= lo && (hi < lo || v <= hi)) {
+        return TRUE;
+    }
+    if (hi < lo) {
+        g_set_error(error, RS_ERROR, RS_ERROR_BAD_INPUT,
+                    "%s must be at least %" G_GINT64_FORMAT, opt, lo);
+    } else {
+        g_set_error(error, RS_ERROR, RS_ERROR_BAD_INPUT,
+                    "%s must be %" G_GINT64_FORMAT "..%" G_GINT64_FORMAT,
+                    opt, lo, hi);
+    }
+    return FALSE;
+}

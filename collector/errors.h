@@ -22,4 +22,11 @@ typedef enum {
 gboolean rs_parse_options(GOptionContext *ctx, int *argc, char ***argv,
                           int max_args);
 
+/*
+ * FALSE, with @error saying "OPT must be LO..HI" (or "at least LO" when
+ * @hi < @lo), if @v is out of range.
+ */
+gboolean rs_opt_range(const char *opt, gint64 v, gint64 lo, gint64 hi,
+                      GError **error);
+
 #endif

@@ -36,23 +36,6 @@ void rs_guest_given_apply(RsGuestGiven *g, RsGuestConfig *cfg)
     take(&cfg->case_name, &g->case_name);
 }
 
-gboolean rs_opt_range(const char *opt, gint64 v, gint64 lo, gint64 hi,
-                      GError **error)
-{
-    if (v >= lo && (hi < lo || v <= hi)) {
-        return TRUE;
-    }
-    if (hi < lo) {
-        g_set_error(error, RS_ERROR, RS_ERROR_BAD_INPUT,
-                    "%s must be at least %" G_GINT64_FORMAT, opt, lo);
-    } else {
-        g_set_error(error, RS_ERROR, RS_ERROR_BAD_INPUT,
-                    "%s must be %" G_GINT64_FORMAT "..%" G_GINT64_FORMAT,
-                    opt, lo, hi);
-    }
-    return FALSE;
-}
-
 gboolean rs_opt_pace(const char *pace, GError **error)
 {
     if (!pace || g_str_equal(pace, "line") || g_str_equal(pace, "off")) {

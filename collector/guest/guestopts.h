@@ -6,6 +6,7 @@
 #ifndef RINGSIDE_GUESTOPTS_H
 #define RINGSIDE_GUESTOPTS_H
 
+#include "errors.h"
 #include "guest/guest.h"
 
 #define RS_SMP_MAX      64
@@ -24,12 +25,6 @@ G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC(RsGuestGiven, rs_guest_given_clear)
 /* Each string given replaces @cfg's, which is freed; @g keeps none. */
 void rs_guest_given_apply(RsGuestGiven *g, RsGuestConfig *cfg);
 
-/*
- * FALSE, with @error saying "OPT must be LO..HI" (or "at least LO" when
- * @hi < @lo), if @v is out of range.
- */
-gboolean rs_opt_range(const char *opt, gint64 v, gint64 lo, gint64 hi,
-                      GError **error);
 /* FALSE, with @error, unless @pace is NULL, "line" or "off". */
 gboolean rs_opt_pace(const char *pace, GError **error);
 /* @cfg's smp, memory, timeout and pace, each against its range. */

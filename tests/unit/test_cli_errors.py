@@ -109,7 +109,7 @@ cases = [(w, ["dmesg"] + a, rc, m) for w, a, rc, m in cases] + [
     ("attach: bad rotate size", ["attach", "-d", "x", "--rotate-size",
      "12Q"], 2, "--rotate-size 12Q: expected a size"),
     ("attach: tiny rotate size", ["attach", "-d", "x", "--rotate-size",
-     "100"], 2, "--rotate-size at least 4K"),
+     "100"], 2, "attach: --rotate-size must be at least 4096\n"),
     ("attach: bad events socket", ["attach", "-d", "x", "--events-socket",
      "/tmp/x.sock"], 2, "--events-socket takes unix:PATH or tcp:HOST:PORT"),
     ("attach: events socket with --all", ["attach", "--all",
