@@ -403,7 +403,7 @@ static gboolean parse_fast(RsEventStream *s, const char *line,
                            gboolean *ok, GError **error)
 {
     gsize head = 0;
-    int ev = event_head(line, strlen(line), &head);
+    int ev = event_head(line, strnlen(line, EVENT_HEAD_MAX), &head);
     const char *p = line + head;
     gint64 i, vt, ht, cpu, b, wt;
 

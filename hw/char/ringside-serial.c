@@ -63,21 +63,39 @@ static void ringside_events_retry(void *opaque)
     ringside_events_flush(opaque);
 }
 
-/* {"v":N,"ev":"NAME" into @buf; its length. */
-static int ringside_event_head(char *buf, size_t size, rs_event ev)
+/*
+ * Each event's head, {"v":N,"ev":"NAME", formatted once (class_init):
+ * "tx" events are written per byte.
+ */
+static char *ringside_event_heads[RS_EV_COUNT];
+static size_t ringside_event_head_len[RS_EV_COUNT];
+
+static void ringside_event_heads_init(void)
 {
-    return snprintf(buf, size, "{\"v\":%d,\"ev\":\"%s\"", RS_EVENTS_VERSION,
-                    rs_event_name(ev));
+    int ev;
+
+    for (ev = 0; ev < RS_EV_COUNT; ev++) {
+        ringside_event_heads[ev] = g_strdup_printf("{\"v\":%d,\"ev\":\"%s\"",
+                                                   RS_EVENTS_VERSION,
+                                                   rs_event_name(ev));
+        ringside_event_head_len[ev] = strlen(ringside_event_heads[ev]);
+    }
 }
 
 /* Whether the queued record at @p (@len bytes left) is event @ev. */
 static bool ringside_event_queued_is(const guint8 *p, size_t len, rs_event ev)
 {
-    char head[64];
-    int n = ringside_event_head(head, sizeof(head), ev);
+    size_t n = ringside_event_head_len[ev];
 
-    return n > 0 && len > (size_t)n && !memcmp(p, head, n) &&
+    return len > n && !memcmp(p, ringside_event_heads[ev], n) &&
            (p[n] == ',' || p[n] == '}');
+}
+
+/* @ev's head into @buf (at least 64 bytes); its length. */
+static int ringside_event_head(char *buf, rs_event ev)
+{
+    memcpy(buf, ringside_event_heads[ev], ringside_event_head_len[ev]);
+    return ringside_event_head_len[ev];
 }
 
 /*
@@ -219,13 +237,13 @@ void ringside_event(RingsideSerialState *s, rs_event ev, const char *fields,
 
         s->unreported_drops = 0;
         s->unreported_lines = 0;
-        len = ringside_event_head(line, sizeof(line), RS_EV_LOST);
+        len = ringside_event_head(line, RS_EV_LOST);
         len += snprintf(line + len, sizeof(line) - len, ",\"events\":%" PRIu64
                         ",\"lines\":%" PRIu64 "}\n", lost, lost_lines);
         ringside_events_emit(s, RS_EV_LOST, line, len);
     }
 
-    head = ringside_event_head(line, sizeof(line), ev);
+    head = ringside_event_head(line, ev);
     va_start(ap, fields);
     len = vsnprintf(line + head, sizeof(line) - head, fields, ap);
     va_end(ap);
@@ -1256,6 +1274,7 @@ static void ringside_serial_class_init(ObjectClass *klass, void *data)
     DeviceClass *dc = DEVICE_CLASS(klass);
     AcpiDevAmlIfClass *adevc = ACPI_DEV_AML_IF_CLASS(klass);
 
+    ringside_event_heads_init();
     dc->desc = "16550A UART that timestamps every transmitted byte and "
                "checks the console against the guest's printk ring";
     dc->realize = ringside_serial_realize;
