@@ -280,10 +280,10 @@ static gboolean add_tx(RsEventStream *s, const RsTxByte *tx, GError **error)
  * A "wire", "overrun" or "cleared" record accounts for byte @i; a "wire"
  * record with "refused" says the console chardev never took it.
  */
-static gboolean account_byte(RsEventStream *s, const char *ev, gint64 i,
+static gboolean account_byte(RsEventStream *s, rs_event ev, gint64 i,
                              gint64 wt, gboolean refused, GError **error)
 {
-    gboolean wire = g_str_equal(ev, "wire");
+    gboolean wire = ev == RS_EV_WIRE;
     RsTxByte *b = rs_event_stream_byte(s, i);
     guint64 u = i;
 
@@ -294,7 +294,7 @@ static gboolean account_byte(RsEventStream *s, const char *ev, gint64 i,
         /* tx-events=off: no bytes to mark, only losses to count. */
         if (refused) {
             s->notx_refused++;
-        } else if (g_str_equal(ev, "overrun")) {
+        } else if (ev == RS_EV_OVERRUN) {
             s->notx_overrun++;
         } else {
             s->notx_cleared++;
@@ -305,14 +305,15 @@ static gboolean account_byte(RsEventStream *s, const char *ev, gint64 i,
         (wire && wt < b->vt_ns)) {
         g_set_error(error, RS_ERROR, RS_ERROR_BAD_INPUT,
                     "\"%s\" record for byte %" G_GINT64_FORMAT " that "
-                    "was not written, or is already accounted for", ev, i);
+                    "was not written, or is already accounted for",
+                    rs_event_name(ev), i);
         return FALSE;
     }
     if (refused) {
         b->refused = TRUE;
     } else if (wire) {
         b->wt_ns = wt;
-    } else if (g_str_equal(ev, "overrun")) {
+    } else if (ev == RS_EV_OVERRUN) {
         b->overrun = TRUE;
     } else {
         b->cleared = TRUE;
@@ -443,8 +444,7 @@ static gboolean parse_fast(RsEventStream *s, const char *line,
             strcmp(p, "}")) {
             return FALSE;
         }
-        *ok = account_byte(s, rs_event_name(RS_EV_WIRE), i, wt, FALSE,
-                           error);
+        *ok = account_byte(s, RS_EV_WIRE, i, wt, FALSE, error);
         return TRUE;
     }
     return FALSE;
@@ -455,6 +455,7 @@ static gboolean parse_fast(RsEventStream *s, const char *line,
  * set or left for parse_line to say so.
  */
 typedef struct {
+    rs_event ev;
     JsonObject *o;
     gint64 v;           /* its schema version */
     GError **error;
@@ -502,20 +503,19 @@ static gboolean ev_lost(RsEventStream *s, const EventRecord *r)
 }
 
 /* "wire", "overrun" and "cleared": what became of byte i. */
-static gboolean ev_byte(RsEventStream *s, JsonObject *o, const char *ev,
-                        GError **error)
+static gboolean ev_byte(RsEventStream *s, const EventRecord *r)
 {
-    gboolean wire = g_str_equal(ev, rs_event_name(RS_EV_WIRE));
-    gboolean cleared = g_str_equal(ev, rs_event_name(RS_EV_CLEARED));
+    gboolean wire = r->ev == RS_EV_WIRE;
+    gboolean cleared = r->ev == RS_EV_CLEARED;
     gint64 i, wt = 0, refused = 0, byte;
 
-    if (!member_int(o, "i", 0, G_MAXINT64, &i) ||
-        (wire && !member_int(o, "wt", 0, G_MAXINT64, &wt)) ||
-        (wire && !member_opt(o, "refused", 0, 1, &refused, NULL)) ||
-        (cleared && !member_opt(o, "b", 0, 255, &byte, NULL))) {
+    if (!member_int(r->o, "i", 0, G_MAXINT64, &i) ||
+        (wire && !member_int(r->o, "wt", 0, G_MAXINT64, &wt)) ||
+        (wire && !member_opt(r->o, "refused", 0, 1, &refused, NULL)) ||
+        (cleared && !member_opt(r->o, "b", 0, 255, &byte, NULL))) {
         return FALSE;
     }
-    if (!account_byte(s, ev, i, wt, refused, error)) {
+    if (!account_byte(s, r->ev, i, wt, refused, r->error)) {
         return FALSE;
     }
     if (cleared) {
@@ -524,21 +524,6 @@ static gboolean ev_byte(RsEventStream *s, JsonObject *o, const char *ev,
         g_array_append_val(s->cleared, u);
     }
     return TRUE;
-}
-
-static gboolean ev_wire(RsEventStream *s, const EventRecord *r)
-{
-    return ev_byte(s, r->o, rs_event_name(RS_EV_WIRE), r->error);
-}
-
-static gboolean ev_overrun(RsEventStream *s, const EventRecord *r)
-{
-    return ev_byte(s, r->o, rs_event_name(RS_EV_OVERRUN), r->error);
-}
-
-static gboolean ev_cleared(RsEventStream *s, const EventRecord *r)
-{
-    return ev_byte(s, r->o, rs_event_name(RS_EV_CLEARED), r->error);
 }
 
 static gboolean ev_line(RsEventStream *s, const EventRecord *r)
@@ -692,10 +677,10 @@ static const EventHandler event_handlers[RS_EV_COUNT] = {
     [RS_EV_START] = ev_start,
     [RS_EV_RESUME] = ev_resume,
     [RS_EV_TX] = ev_tx,
-    [RS_EV_WIRE] = ev_wire,
+    [RS_EV_WIRE] = ev_byte,
     [RS_EV_LOOP] = ev_loop,
-    [RS_EV_OVERRUN] = ev_overrun,
-    [RS_EV_CLEARED] = ev_cleared,
+    [RS_EV_OVERRUN] = ev_byte,
+    [RS_EV_CLEARED] = ev_byte,
     [RS_EV_LINE] = ev_line,
     [RS_EV_RECORD] = ev_record,
     [RS_EV_RING] = ev_ring,
@@ -764,7 +749,7 @@ static gboolean parse_line(RsEventStream *s, JsonParser *parser,
     k = rs_name_index(rs_event_names, RS_EV_COUNT, ev);
     /* Other event types belong to later schema additions: skip them. */
     if (k < 0 || !event_handlers[k] ||
-        event_handlers[k](s, &(EventRecord) { o, v, error })) {
+        event_handlers[k](s, &(EventRecord) { k, o, v, error })) {
         return TRUE;
     }
     if (error && !*error) {
