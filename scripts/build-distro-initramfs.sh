@@ -48,7 +48,7 @@
 set -euo pipefail
 
 prog=build-distro-initramfs
-# die, debian_mirror, RINGSIDE_ROOT, RINGSIDE_CACHE
+# die, debian_mirror, unmount_under, RINGSIDE_ROOT, RINGSIDE_CACHE
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 trap 'die "unexpected failure (line $LINENO: $BASH_COMMAND)"' ERR
 
@@ -105,8 +105,7 @@ else
 	root=$out/rootfs.tmp
 	# A failed run can leave debootstrap's /proc and /sys mounted in it.
 	if [ -d "$root" ]; then
-		findmnt -rn -o TARGET | { grep "^$root/" || true; } | sort -r |
-			xargs -r umount -l
+		unmount_under "$root"
 		rm -rf --one-file-system "$root"
 	fi
 	rm -f "$base.key"

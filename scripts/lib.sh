@@ -58,6 +58,13 @@ debian_mirror() {
     echo "${uri:-http://deb.debian.org/debian}"
 }
 
+# Unmount, deepest first, whatever is mounted below DIR (a build tree a
+# failed run left its /proc and /sys in).
+unmount_under() {
+    findmnt -rn -o TARGET | { grep "^$1/" || true; } | sort -r |
+        xargs -r umount -l
+}
+
 # Hash of the named files' contents (and their names), for cache stamps.
 content_hash() {
     local f

@@ -81,11 +81,6 @@ packages="python3 procps seabios ipxe-qemu qemu-system-data"
 packages+=" $(lib_packages "$ringside" "$fork")"
 key=$(echo "$want $packages" | sha256sum | cut -c1-16)
 
-unmount_under() {
-    findmnt -rn -o TARGET | { grep "^$1/" || true; } | sort -r |
-        xargs -r umount -l
-}
-
 if [ "$(cat "$dir/key" 2>/dev/null)" != "$key" ]; then
     m=$(debian_mirror)
     echo "# $prog: building $root from $m" >&2
