@@ -555,13 +555,15 @@ static char *collect_events(Resident *r, gboolean stopped, gboolean *complete,
         while (*p && !close) {
             const char *nl = strchr(p, '\n');
             gsize l;
+            int ev;
 
             if (!nl) {
                 break;          /* not written whole yet */
             }
             l = nl + 1 - p;
+            ev = rs_event_line_type(p, l);
             if (!started) {
-                started = rs_event_line_type(p, l) == RS_EV_RING &&
+                started = ev == RS_EV_RING &&
                           g_strstr_len(p, l, "\"why\":\"reset\"");
                 if (!started) {
                     head = nl + 1 - text;
@@ -569,8 +571,6 @@ static char *collect_events(Resident *r, gboolean stopped, gboolean *complete,
                 }
             }
             if (started) {
-                int ev = rs_event_line_type(p, l);
-
                 if (!summary && ev == RS_EV_SUMMARY) {
                     summary = TRUE;
                     if (!r->marks || stopped) {
